@@ -1,0 +1,82 @@
+//! Command-line interface: argument parsing, logging set-up, and one module
+//! per subcommand. Library errors are wrapped with `anyhow` context here.
+
+mod demo;
+mod mesh_cmd;
+mod modes;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tessera::config::MaterialLibrary;
+use tracing_subscriber::EnvFilter;
+
+/// tessera: a haptic interaction server for brittle fracture.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Material library (default: the built-in configs/materials.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    materials: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The main job. At this stage: modal analysis of the default ceramic tile.
+    Demo(demo::Args),
+    /// Lowest elastic modes of a body (K x = λ M x).
+    Modes(modes::Args),
+    /// Reads or generates a mesh, reports it, and optionally writes it out.
+    Mesh(mesh_cmd::Args),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match &cli.command {
+        Command::Demo(args) => demo::run(args, &cli),
+        Command::Modes(args) => modes::run(args, &cli),
+        Command::Mesh(args) => mesh_cmd::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn material_library(cli: &Cli) -> anyhow::Result<MaterialLibrary> {
+    Ok(match &cli.materials {
+        Some(path) => MaterialLibrary::load(path)?,
+        None => MaterialLibrary::builtin(),
+    })
+}
+
+/// A spinner on stderr counting operator applications; hidden when stderr is
+/// not a terminal or when JSON goes to stdout quietly.
+fn solve_progress(label: &'static str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} {pos} solves ({elapsed})")
+            .expect("valid template"),
+    );
+    bar.set_message(label);
+    bar
+}

@@ -1,0 +1,172 @@
+//! `tessera modes`: the lowest elastic modes of a body.
+
+use super::{material_library, solve_progress, Cli};
+use anyhow::Context;
+use serde::Serialize;
+use std::path::PathBuf;
+use tessera::fem::{assemble_stiffness, lumped_mass, write_diagonal_matrix_market, write_matrix_market, DofPattern};
+use tessera::mesh::MeshSpec;
+use tessera::modal::{analyse, default_cache_dir, EigenSettings, ModalBasis, ModalCache, ModalReport};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Mesh file (.node, .ele, .msh) or generator (box:LX,LY,LZ:NX,NY,NZ, tile:SIDE,T:N,NZ, plate:R,T:RINGS,LAYERS).
+    #[arg(long)]
+    pub mesh: String,
+    /// Material name from the library.
+    #[arg(long)]
+    pub material: String,
+    /// Number of elastic modes (rigid modes excluded).
+    #[arg(long, default_value_t = 100)]
+    pub modes: usize,
+    /// Extra modes computed and dropped (default max(20, modes/5)).
+    #[arg(long)]
+    pub guard: Option<usize>,
+    /// The shift as a frequency: σ = −(2π·F)² (default 10 Hz).
+    #[arg(long, value_name = "HZ", default_value_t = 10.0)]
+    pub shift_hz: f64,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Write K.mtx, M.mtx (Matrix Market, exactly the eigenproblem's
+    /// matrices) and eigenproblem.json into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub export_mtx: Option<PathBuf>,
+    /// Neither read nor write the modal cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Cache directory (default $TESSERA_CACHE_DIR or ~/.cache/tessera/modal).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct ModesJson<'a> {
+    mesh: &'a str,
+    material: &'a str,
+    tets: usize,
+    nodes: usize,
+    dofs: usize,
+    modes: usize,
+    shift: f64,
+    frequencies_hz: Vec<f64>,
+    eigenvalues: &'a [f64],
+    damping_ratios: Vec<f64>,
+    max_residual: f64,
+    modal_stress_bytes: usize,
+    from_cache: bool,
+    seconds: &'a tessera::modal::ModalTimings,
+    solver: &'a Option<tessera::modal::EigenStats>,
+}
+
+pub fn settings(args_modes: usize, guard: Option<usize>, shift_hz: f64) -> anyhow::Result<EigenSettings> {
+    anyhow::ensure!(
+        shift_hz.is_finite() && shift_hz > 0.0,
+        "--shift-hz must be a positive frequency, got {shift_hz}"
+    );
+    let mut settings = EigenSettings::new(args_modes);
+    if let Some(guard) = guard {
+        settings.guard = guard;
+    }
+    settings.shift = -(std::f64::consts::TAU * shift_hz).powi(2);
+    Ok(settings)
+}
+
+pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
+    let library = material_library(cli)?;
+    let material = library.get(&args.material)?;
+    let spec = MeshSpec::parse(&args.mesh)?;
+    let mesh = spec.load()?;
+    let settings = settings(args.modes, args.guard, args.shift_hz)?;
+    let cache = (!args.no_cache).then(|| ModalCache::new(args.cache_dir.clone().unwrap_or_else(default_cache_dir)));
+    let bar = solve_progress("modal analysis");
+    let (basis, report) = analyse(&mesh, material, &settings, cache.as_ref(), &|n| bar.set_position(n as u64))
+        .with_context(|| format!("modal analysis of `{}` in `{}`", args.mesh, args.material))?;
+    bar.finish_and_clear();
+    if let Some(dir) = &args.export_mtx {
+        export(dir, &mesh, material, &settings, &basis, &report)?;
+    }
+    if args.json {
+        let out = ModesJson {
+            mesh: &args.mesh,
+            material: &args.material,
+            tets: mesh.tet_count(),
+            nodes: mesh.node_count(),
+            dofs: report.dofs,
+            modes: basis.mode_count(),
+            shift: settings.shift,
+            frequencies_hz: basis.frequencies_hz(),
+            eigenvalues: &basis.eigenvalues,
+            damping_ratios: basis.dynamics.iter().map(|d| d.damping_ratio()).collect(),
+            max_residual: basis.residuals.iter().copied().fold(0.0, f64::max),
+            modal_stress_bytes: basis.modal_stress_bytes(),
+            from_cache: report.from_cache,
+            seconds: &report.seconds,
+            solver: &report.solver,
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print_text(&args.mesh, &args.material, &mesh, &basis, &report);
+    }
+    Ok(())
+}
+
+pub fn print_text(spec: &str, material: &str, mesh: &tessera::mesh::TetMesh, basis: &ModalBasis, report: &ModalReport) {
+    println!(
+        "{spec} in {material}: {} tets, {} nodes, {} DOFs, volume {:.6e} m³",
+        mesh.tet_count(),
+        mesh.node_count(),
+        report.dofs,
+        mesh.volume()
+    );
+    println!("{} elastic modes{}:", basis.mode_count(), if report.from_cache { " (from cache)" } else { "" });
+    for (i, (f, d)) in basis.frequencies_hz().iter().zip(&basis.dynamics).enumerate() {
+        println!("  mode {:>3}  {:>12.3} Hz   ζ = {:.4}", i + 1, f, d.damping_ratio());
+    }
+    let s = &report.seconds;
+    println!(
+        "seconds: assembly {:.3}, factorization {:.3}, krylov {:.3}, deflation {:.3}, rayleigh-ritz {:.3}, modal stress {:.3}, cache {:.3}, total {:.3}",
+        s.assembly, s.factorization, s.krylov, s.deflation, s.rayleigh_ritz, s.modal_stress, s.cache, s.total
+    );
+    if let Some(solver) = &report.solver {
+        println!(
+            "solver: {} solves, factor nnz {}, {} deflation pass(es), {} mode(s) recovered",
+            solver.solves, solver.factor_nnz, solver.deflation_passes, solver.recovered_modes
+        );
+    }
+    println!(
+        "max residual ‖Kx − λMx‖/‖Kx‖ = {:.2e}",
+        basis.residuals.iter().copied().fold(0.0, f64::max)
+    );
+}
+
+fn export(
+    dir: &std::path::Path,
+    mesh: &tessera::mesh::TetMesh,
+    material: &tessera::config::Material,
+    settings: &EigenSettings,
+    basis: &ModalBasis,
+    report: &ModalReport,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let pattern = DofPattern::new(mesh);
+    let k = assemble_stiffness(mesh, &pattern, material);
+    let m = lumped_mass(mesh, material.density_kg_m3);
+    let k_path = dir.join("K.mtx");
+    let m_path = dir.join("M.mtx");
+    write_matrix_market(&k_path, &k).with_context(|| format!("writing {}", k_path.display()))?;
+    write_diagonal_matrix_market(&m_path, &m).with_context(|| format!("writing {}", m_path.display()))?;
+    let json = serde_json::json!({
+        "shift": settings.shift,
+        "modes": settings.modes,
+        "rigid_modes": 6,
+        "eigenvalues": basis.eigenvalues,
+        "frequencies_hz": basis.frequencies_hz(),
+        "seconds": report.seconds,
+        "from_cache": report.from_cache,
+    });
+    let json_path = dir.join("eigenproblem.json");
+    std::fs::write(&json_path, serde_json::to_string_pretty(&json)?)
+        .with_context(|| format!("writing {}", json_path.display()))?;
+    Ok(())
+}

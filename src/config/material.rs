@@ -1,0 +1,152 @@
+//! Brittle materials (`configs/materials.toml`).
+
+use super::ConfigError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where the built-in library comes from (it is compiled into the binary).
+pub const BUILTIN_MATERIALS_PATH: &str = "configs/materials.toml";
+const BUILTIN_MATERIALS: &str = include_str!("../../configs/materials.toml");
+
+/// A brittle material: elasticity, Rayleigh damping, fracture parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    #[serde(default)]
+    pub description: String,
+    pub density_kg_m3: f64,
+    pub youngs_modulus_pa: f64,
+    pub poisson_ratio: f64,
+    /// Rayleigh coefficient on K (Glondu's α; seconds): D = this·K + `damping_mass_per_s`·M.
+    pub damping_stiffness_s: f64,
+    /// Rayleigh coefficient on M (Glondu's β; 1/s).
+    pub damping_mass_per_s: f64,
+    /// G_c, energy per crack area (J/m²).
+    pub fracture_toughness_j_m2: f64,
+    /// R_c, the Rankine threshold on the maximum principal stress (Pa).
+    pub rankine_threshold_pa: f64,
+    pub weak_point_density_per_m3: f64,
+    pub crack_noise_amplitude_m: f64,
+    pub crack_noise_frequency_per_m: f64,
+    /// Multiplies the contact duration of Glondu eq. 3.10.
+    #[serde(default = "default_contact_duration_scale")]
+    pub contact_duration_scale: f64,
+}
+
+fn default_contact_duration_scale() -> f64 {
+    1.0
+}
+
+impl Material {
+    /// Checks the physical ranges; `entry` and `path` name the material in errors.
+    pub fn validate(&self, path: &Path, entry: &str) -> Result<(), ConfigError> {
+        let invalid = |field: &'static str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            entry: entry.to_string(),
+            field,
+            message,
+        };
+        let fields: [(&'static str, f64, bool); 10] = [
+            ("density_kg_m3", self.density_kg_m3, true),
+            ("youngs_modulus_pa", self.youngs_modulus_pa, true),
+            ("damping_stiffness_s", self.damping_stiffness_s, false),
+            ("damping_mass_per_s", self.damping_mass_per_s, false),
+            ("fracture_toughness_j_m2", self.fracture_toughness_j_m2, true),
+            ("rankine_threshold_pa", self.rankine_threshold_pa, true),
+            ("weak_point_density_per_m3", self.weak_point_density_per_m3, false),
+            ("crack_noise_amplitude_m", self.crack_noise_amplitude_m, false),
+            ("crack_noise_frequency_per_m", self.crack_noise_frequency_per_m, false),
+            ("contact_duration_scale", self.contact_duration_scale, true),
+        ];
+        for (field, value, strictly_positive) in fields {
+            if !value.is_finite() {
+                return Err(invalid(field, format!("{value} is not a finite number")));
+            }
+            if strictly_positive && value <= 0.0 {
+                return Err(invalid(field, format!("{value} must be > 0")));
+            }
+            if !strictly_positive && value < 0.0 {
+                return Err(invalid(field, format!("{value} must be ≥ 0")));
+            }
+        }
+        if !(0.0..0.5).contains(&self.poisson_ratio) {
+            return Err(invalid(
+                "poisson_ratio",
+                format!("{} must be in [0, 0.5)", self.poisson_ratio),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Lamé parameters (λ, μ) in Pa.
+    pub fn lame(&self) -> (f64, f64) {
+        let (e, nu) = (self.youngs_modulus_pa, self.poisson_ratio);
+        (e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)), e / (2.0 * (1.0 + nu)))
+    }
+
+    /// A stable hash of every parameter that changes K, M or damping, for caches.
+    pub fn elastic_hash(&self) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for v in [self.density_kg_m3, self.youngs_modulus_pa, self.poisson_ratio] {
+            h.update(&v.to_le_bytes());
+        }
+        h.digest()
+    }
+}
+
+/// Materials by name, as read from one TOML file.
+#[derive(Debug, Clone)]
+pub struct MaterialLibrary {
+    path: PathBuf,
+    materials: BTreeMap<String, Material>,
+}
+
+impl MaterialLibrary {
+    /// Reads and validates a library file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// The library shipped in `configs/materials.toml`, compiled in.
+    pub fn builtin() -> Self {
+        Self::parse(BUILTIN_MATERIALS, Path::new(BUILTIN_MATERIALS_PATH))
+            .expect("the built-in material library is valid (checked by tests)")
+    }
+
+    /// Parses library text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let materials: BTreeMap<String, Material> = toml::from_str(text).map_err(|e| ConfigError::Toml {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        for (name, material) in &materials {
+            material.validate(path, name)?;
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            materials,
+        })
+    }
+
+    pub fn get(&self, name: &str) -> Result<&Material, ConfigError> {
+        self.materials.get(name).ok_or_else(|| ConfigError::Unknown {
+            path: self.path.clone(),
+            kind: "material",
+            name: name.to_string(),
+            known: self.names().collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.materials.keys().map(String::as_str)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}

@@ -1,0 +1,10 @@
+//! tessera: a haptic interaction server for brittle fracture.
+//!
+//! Layers, lowest first (no module imports one above it): [`mesh`] →
+//! [`fem`] → [`modal`]; [`config`] holds the validated TOML schemas they
+//! read. See `DESIGN.md` in the shared folder for the whole architecture.
+
+pub mod config;
+pub mod fem;
+pub mod mesh;
+pub mod modal;

@@ -1,0 +1,101 @@
+//! Gmsh MSH 4.1 reader (ASCII or binary) through `mshio`. Only linear and
+//! quadratic tets are read (quadratic ones by their corners); points, lines
+//! and triangles in the file are skipped.
+
+use super::{MeshError, TetMesh};
+use mshio::mshfile::ElementType;
+use nalgebra::Point3;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Reads a Gmsh MSH 4.1 file.
+pub fn read_gmsh(path: &Path) -> Result<TetMesh, MeshError> {
+    let bytes = std::fs::read(path).map_err(|e| MeshError::io(path, e))?;
+    read_gmsh_bytes(&bytes, path)
+}
+
+/// Parses MSH 4.1 bytes; `path` only names the file in errors.
+pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> {
+    let format_error = |message: String| MeshError::Format {
+        path: path.to_path_buf(),
+        message,
+    };
+    let msh = mshio::parse_msh_bytes(bytes).map_err(|e| {
+        let trace = e.filtered_backtrace();
+        let Some((rest, kind)) = trace.first() else {
+            return format_error("not a valid MSH 4.1 file".into());
+        };
+        let offset = bytes.len().saturating_sub(rest.len());
+        let line = 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
+        let context: Vec<String> = trace[1..]
+            .iter()
+            .rev()
+            .map(|(_, k)| k.context().map(str::to_string).unwrap_or_else(|| k.to_string()))
+            .collect();
+        MeshError::Parse {
+            path: path.to_path_buf(),
+            line,
+            message: format!("{} (in {}; only MSH 4.1 is supported)", kind, context.join(" › ")),
+        }
+    })?;
+    let nodes_section = msh
+        .data
+        .nodes
+        .ok_or_else(|| format_error("no $Nodes section".into()))?;
+    let mut nodes = Vec::with_capacity(nodes_section.num_nodes.min(1 << 20) as usize);
+    let mut index_of_tag: HashMap<u64, u32> = HashMap::new();
+    let mut next_dense_tag = nodes_section.min_node_tag;
+    for block in &nodes_section.node_blocks {
+        let mut tags: Vec<(u64, usize)> = match &block.node_tags {
+            Some(map) => map.iter().map(|(&t, &i)| (t, i)).collect(),
+            None => (0..block.nodes.len()).map(|i| (next_dense_tag + i as u64, i)).collect(),
+        };
+        tags.sort_unstable_by_key(|&(_, i)| i);
+        next_dense_tag += block.nodes.len() as u64;
+        for (tag, i) in tags {
+            let n = &block.nodes[i];
+            if index_of_tag.insert(tag, nodes.len() as u32).is_some() {
+                return Err(format_error(format!("node tag {tag} appears twice")));
+            }
+            nodes.push(Point3::new(n.x, n.y, n.z));
+        }
+    }
+    let elements = msh
+        .data
+        .elements
+        .ok_or_else(|| format_error("no $Elements section".into()))?;
+    let mut tets = Vec::new();
+    for block in &elements.element_blocks {
+        if !matches!(block.element_type, ElementType::Tet4 | ElementType::Tet10) {
+            continue;
+        }
+        for element in &block.elements {
+            let mut tet = [0u32; 4];
+            for (k, slot) in tet.iter_mut().enumerate() {
+                let tag = element.nodes.get(k).copied().ok_or_else(|| {
+                    format_error(format!("element {} has fewer than 4 nodes", element.element_tag))
+                })?;
+                *slot = *index_of_tag.get(&tag).ok_or_else(|| {
+                    format_error(format!("element {} refers to unknown node tag {tag}", element.element_tag))
+                })?;
+            }
+            tets.push(tet);
+        }
+    }
+    if tets.is_empty() {
+        return Err(format_error("no tetrahedra (element type 4 or 11) in the file".into()));
+    }
+    // Nodes not used by any tet (geometry points, surface-only nodes) are dropped.
+    let mut used = vec![u32::MAX; nodes.len()];
+    let mut kept = Vec::new();
+    for tet in tets.iter_mut() {
+        for n in tet.iter_mut() {
+            if used[*n as usize] == u32::MAX {
+                used[*n as usize] = kept.len() as u32;
+                kept.push(nodes[*n as usize]);
+            }
+            *n = used[*n as usize];
+        }
+    }
+    TetMesh::new(kept, tets).map_err(|e| MeshError::invalid(path, e))
+}

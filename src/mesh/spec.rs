@@ -1,0 +1,162 @@
+//! Mesh specifications as given on the command line and in scenes: a file
+//! path or a generator call.
+
+use super::{box_mesh, plate_mesh, read_gmsh, read_tetgen, tile_mesh, Jitter, MeshError, TetMesh};
+use std::path::PathBuf;
+
+/// Where a mesh comes from.
+///
+/// Text form (see [`MeshSpec::parse`]):
+/// * `box:LX,LY,LZ:NX,NY,NZ` — [`box_mesh`] spanning `[0, LX] × [0, LY] × [0, LZ]` m;
+/// * `tile:SIDE,THICKNESS:N,NZ` — [`tile_mesh`];
+/// * `plate:RADIUS,THICKNESS:RINGS,LAYERS` — [`plate_mesh`];
+/// * any generator may end with `:JITTER,SEED` (e.g. `:0.2,7`);
+/// * otherwise a file: TetGen `.node` (its `.ele` beside it) or `.ele`, Gmsh `.msh`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MeshSpec {
+    Box {
+        size_m: [f64; 3],
+        cells: [usize; 3],
+        jitter: Option<Jitter>,
+    },
+    Tile {
+        side_m: f64,
+        thickness_m: f64,
+        cells: usize,
+        cells_z: usize,
+        jitter: Option<Jitter>,
+    },
+    Plate {
+        radius_m: f64,
+        thickness_m: f64,
+        rings: usize,
+        layers: usize,
+        jitter: Option<Jitter>,
+    },
+    File(PathBuf),
+}
+
+impl MeshSpec {
+    /// Parses the text form; errors quote the spec and say which part is wrong.
+    pub fn parse(spec: &str) -> Result<Self, MeshError> {
+        let err = |message: String| MeshError::Spec {
+            spec: spec.to_string(),
+            message,
+        };
+        let Some((kind, rest)) = spec.split_once(':') else {
+            return Ok(Self::File(spec.into()));
+        };
+        if !matches!(kind, "box" | "tile" | "plate") {
+            return Ok(Self::File(spec.into()));
+        }
+        let parts: Vec<&str> = rest.split(':').collect();
+        if !(2..=3).contains(&parts.len()) {
+            return Err(err(format!(
+                "expected `{kind}:SIZES:CELLS[:JITTER,SEED]`, got {} part(s) after `{kind}:`",
+                parts.len()
+            )));
+        }
+        let floats = |part: &str, what: &str, n: usize| -> Result<Vec<f64>, MeshError> {
+            let values: Result<Vec<f64>, _> = part.split(',').map(|s| s.trim().parse::<f64>()).collect();
+            match values {
+                Ok(v) if v.len() == n => Ok(v),
+                Ok(v) => Err(err(format!("{what}: expected {n} numbers, got {}", v.len()))),
+                Err(e) => Err(err(format!("{what} `{part}`: {e}"))),
+            }
+        };
+        let counts = |part: &str, what: &str, n: usize| -> Result<Vec<usize>, MeshError> {
+            let values: Result<Vec<usize>, _> = part.split(',').map(|s| s.trim().parse::<usize>()).collect();
+            match values {
+                Ok(v) if v.len() == n => Ok(v),
+                Ok(v) => Err(err(format!("{what}: expected {n} whole numbers, got {}", v.len()))),
+                Err(e) => Err(err(format!("{what} `{part}`: {e}"))),
+            }
+        };
+        let jitter = match parts.get(2) {
+            None => None,
+            Some(part) => {
+                let (fraction, seed) = part
+                    .split_once(',')
+                    .ok_or_else(|| err(format!("jitter `{part}`: expected JITTER,SEED")))?;
+                Some(Jitter {
+                    fraction: fraction
+                        .trim()
+                        .parse()
+                        .map_err(|e| err(format!("jitter fraction `{fraction}`: {e}")))?,
+                    seed: seed.trim().parse().map_err(|e| err(format!("jitter seed `{seed}`: {e}")))?,
+                })
+            }
+        };
+        Ok(match kind {
+            "box" => {
+                let s = floats(parts[0], "sizes LX,LY,LZ", 3)?;
+                let c = counts(parts[1], "cells NX,NY,NZ", 3)?;
+                Self::Box {
+                    size_m: [s[0], s[1], s[2]],
+                    cells: [c[0], c[1], c[2]],
+                    jitter,
+                }
+            }
+            "tile" => {
+                let s = floats(parts[0], "sizes SIDE,THICKNESS", 2)?;
+                let c = counts(parts[1], "cells N,NZ", 2)?;
+                Self::Tile {
+                    side_m: s[0],
+                    thickness_m: s[1],
+                    cells: c[0],
+                    cells_z: c[1],
+                    jitter,
+                }
+            }
+            _ => {
+                let s = floats(parts[0], "sizes RADIUS,THICKNESS", 2)?;
+                let c = counts(parts[1], "cells RINGS,LAYERS", 2)?;
+                Self::Plate {
+                    radius_m: s[0],
+                    thickness_m: s[1],
+                    rings: c[0],
+                    layers: c[1],
+                    jitter,
+                }
+            }
+        })
+    }
+
+    /// Builds or reads the mesh.
+    pub fn load(&self) -> Result<TetMesh, MeshError> {
+        match self {
+            Self::Box { size_m, cells, jitter } => box_mesh(*size_m, *cells, *jitter),
+            Self::Tile {
+                side_m,
+                thickness_m,
+                cells,
+                cells_z,
+                jitter,
+            } => tile_mesh(*side_m, *thickness_m, *cells, *cells_z, *jitter),
+            Self::Plate {
+                radius_m,
+                thickness_m,
+                rings,
+                layers,
+                jitter,
+            } => plate_mesh(*radius_m, *thickness_m, *rings, *layers, *jitter),
+            Self::File(path) => match path.extension().and_then(|e| e.to_str()) {
+                Some("node") | Some("ele") => read_tetgen(path),
+                Some("msh") => read_gmsh(path),
+                _ => Err(MeshError::Format {
+                    path: path.clone(),
+                    message: "unknown mesh format: expected .node/.ele (TetGen), .msh (Gmsh 4.1), \
+                              or a generator such as box:0.2,0.1,0.01:20,10,2"
+                        .into(),
+                }),
+            },
+        }
+    }
+}
+
+impl std::str::FromStr for MeshSpec {
+    type Err = MeshError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}

@@ -1,0 +1,202 @@
+//! The modal basis of one body and how it is obtained.
+
+use super::cache::ModalCache;
+use super::eigen::{lowest_modes, EigenSettings, EigenStats};
+use super::response::ModeDynamics;
+use super::ModalError;
+use crate::config::Material;
+use crate::fem::{assemble_stiffness, constitutive_matrix, lumped_mass, DofPattern, TetElement};
+use crate::mesh::TetMesh;
+use faer::Mat;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::time::Instant;
+
+/// Modes of one body: shapes, dynamics and per-element modal stresses.
+///
+/// The modal stress matrices are stored in `f32`: one 6×m matrix per element
+/// is the largest table of the fracture engine (175k tets × 100 modes is 420 MB
+/// in f32, 840 MB in f64), and the Rankine test compares stresses against a
+/// threshold known to a few percent, far above f32's 1e-7 relative precision.
+/// Shapes and modal coordinates stay in f64.
+#[derive(Debug, Clone)]
+pub struct ModalBasis {
+    /// λ per elastic mode, ascending (rad²/s²).
+    pub eigenvalues: Vec<f64>,
+    /// Damped dynamics per mode (from the material's Rayleigh coefficients).
+    pub dynamics: Vec<ModeDynamics>,
+    /// Mode shapes, node-major DOFs × modes, M-orthonormal (lumped M).
+    pub shapes: Mat<f64>,
+    /// ‖Kx − λMx‖ / ‖Kx‖ per mode.
+    pub residuals: Vec<f64>,
+    modal_stress: Vec<f32>,
+}
+
+impl ModalBasis {
+    pub fn mode_count(&self) -> usize {
+        self.eigenvalues.len()
+    }
+
+    /// Undamped natural frequencies (Hz), ascending.
+    pub fn frequencies_hz(&self) -> Vec<f64> {
+        self.dynamics.iter().map(ModeDynamics::natural_frequency_hz).collect()
+    }
+
+    /// The 6×m modal stress of `element`, mode-major: entries
+    /// `[6j .. 6j + 6]` are the Voigt stress (Pa) of mode j at unit modal
+    /// coordinate.
+    pub fn element_modal_stress(&self, element: usize) -> &[f32] {
+        let m6 = 6 * self.mode_count();
+        &self.modal_stress[element * m6..(element + 1) * m6]
+    }
+
+    /// Stress (Voigt, Pa) of `element` at modal coordinates `z`:
+    /// one small matrix–vector product.
+    pub fn element_stress(&self, element: usize, z: &[f64]) -> [f64; 6] {
+        let block = self.element_modal_stress(element);
+        let mut s = [0.0f64; 6];
+        for (j, &zj) in z.iter().enumerate() {
+            for c in 0..6 {
+                s[c] += f64::from(block[6 * j + c]) * zj;
+            }
+        }
+        s
+    }
+
+    /// Bytes held by the modal stress table.
+    pub fn modal_stress_bytes(&self) -> usize {
+        self.modal_stress.len() * std::mem::size_of::<f32>()
+    }
+
+    /// Builds the basis from solved modes: dynamics and modal stresses.
+    pub fn from_modes(mesh: &TetMesh, material: &Material, eigenvalues: Vec<f64>, shapes: Mat<f64>, residuals: Vec<f64>) -> Self {
+        let dynamics = eigenvalues
+            .iter()
+            .map(|&l| ModeDynamics::new(l, material.damping_stiffness_s, material.damping_mass_per_s))
+            .collect();
+        let modal_stress = modal_stresses(mesh, material, &shapes);
+        Self {
+            eigenvalues,
+            dynamics,
+            shapes,
+            residuals,
+            modal_stress,
+        }
+    }
+}
+
+/// σ_e,j = C B_e x_j restricted to element e, for every element and mode.
+fn modal_stresses(mesh: &TetMesh, material: &Material, shapes: &Mat<f64>) -> Vec<f32> {
+    let m = shapes.ncols();
+    let c = constitutive_matrix(material);
+    let mut table = vec![0.0f32; mesh.tet_count() * 6 * m];
+    if m == 0 {
+        return table;
+    }
+    table.par_chunks_mut(6 * m).enumerate().for_each(|(t, block)| {
+        let element = TetElement::new(&mesh.tet_points(t)).expect("validated mesh");
+        let cb = c * element.b_matrix();
+        let tet = mesh.tets()[t];
+        for j in 0..m {
+            let mut u = nalgebra::SVector::<f64, 12>::zeros();
+            for (a, &node) in tet.iter().enumerate() {
+                for axis in 0..3 {
+                    u[3 * a + axis] = shapes[(3 * node as usize + axis, j)];
+                }
+            }
+            let s = cb * u;
+            for k in 0..6 {
+                block[6 * j + k] = s[k] as f32;
+            }
+        }
+    });
+    table
+}
+
+/// Seconds spent per phase.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ModalTimings {
+    pub assembly: f64,
+    pub factorization: f64,
+    pub krylov: f64,
+    pub deflation: f64,
+    pub rayleigh_ritz: f64,
+    pub modal_stress: f64,
+    pub cache: f64,
+    pub total: f64,
+}
+
+/// What [`analyse`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModalReport {
+    pub from_cache: bool,
+    pub seconds: ModalTimings,
+    /// Eigensolver statistics (absent when loaded from the cache).
+    pub solver: Option<EigenStats>,
+    pub dofs: usize,
+    pub stiffness_nnz: usize,
+}
+
+/// The modal basis of `mesh` in `material`: from `cache` when it holds one
+/// for the same mesh, material and settings, otherwise solved (and stored).
+pub fn analyse(
+    mesh: &TetMesh,
+    material: &Material,
+    settings: &EigenSettings,
+    cache: Option<&ModalCache>,
+    on_solve: &(dyn Fn(usize) + Sync),
+) -> Result<(ModalBasis, ModalReport), ModalError> {
+    let start = Instant::now();
+    let mut seconds = ModalTimings::default();
+    let dofs = 3 * mesh.node_count();
+    if let Some(cache) = cache {
+        let t = Instant::now();
+        if let Some((eigenvalues, shapes, residuals)) = cache.load(mesh, material, settings)? {
+            seconds.cache = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let basis = ModalBasis::from_modes(mesh, material, eigenvalues, shapes, residuals);
+            seconds.modal_stress = t.elapsed().as_secs_f64();
+            seconds.total = start.elapsed().as_secs_f64();
+            return Ok((
+                basis,
+                ModalReport {
+                    from_cache: true,
+                    seconds,
+                    solver: None,
+                    dofs,
+                    stiffness_nnz: 0,
+                },
+            ));
+        }
+    }
+    let t = Instant::now();
+    let pattern = DofPattern::new(mesh);
+    let stiffness = assemble_stiffness(mesh, &pattern, material);
+    let mass = lumped_mass(mesh, material.density_kg_m3);
+    seconds.assembly = t.elapsed().as_secs_f64();
+    let solution = lowest_modes(&stiffness, &mass, mesh.nodes(), settings, on_solve)?;
+    seconds.factorization = solution.stats.factorization_s;
+    seconds.krylov = solution.stats.krylov_s;
+    seconds.deflation = solution.stats.deflation_s;
+    seconds.rayleigh_ritz = solution.stats.rayleigh_ritz_s;
+    if let Some(cache) = cache {
+        let t = Instant::now();
+        cache.store(mesh, material, settings, &solution.eigenvalues, &solution.shapes, &solution.residuals)?;
+        seconds.cache = t.elapsed().as_secs_f64();
+    }
+    let t = Instant::now();
+    let stats = solution.stats.clone();
+    let basis = ModalBasis::from_modes(mesh, material, solution.eigenvalues, solution.shapes, solution.residuals);
+    seconds.modal_stress = t.elapsed().as_secs_f64();
+    seconds.total = start.elapsed().as_secs_f64();
+    Ok((
+        basis,
+        ModalReport {
+            from_cache: false,
+            seconds,
+            solver: Some(stats),
+            dofs,
+            stiffness_nnz: stiffness.compute_nnz(),
+        },
+    ))
+}

@@ -1,0 +1,22 @@
+//! Modal analysis: the generalised eigenproblem `K x = λ M x`, the modal
+//! basis with its per-element modal stresses, the analytic modal response,
+//! and an on-disk cache (Glondu 2012 §2.4.3.2, §3.3).
+
+mod basis;
+mod cache;
+mod eigen;
+mod response;
+
+pub use basis::{analyse, ModalBasis, ModalReport, ModalTimings};
+pub use cache::{default_cache_dir, ModalCache};
+pub use eigen::{lowest_modes, relative_residuals, EigenError, EigenSettings, EigenSolution, EigenStats};
+pub use response::{ModalState, ModeDynamics};
+
+/// Why a modal basis could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ModalError {
+    #[error(transparent)]
+    Eigen(#[from] EigenError),
+    #[error("modal cache {path}: {message}")]
+    Cache { path: std::path::PathBuf, message: String },
+}
