@@ -42,9 +42,25 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let cache = ModalCache::new(default_cache_dir());
     println!("tessera demo: modal analysis of the default ceramic floor tile (15 × 15 × 0.6 cm)");
     let bar = solve_progress("modal analysis");
-    let (basis, report) = analyse(&mesh, material, &settings, Some(&cache), &|n| bar.set_position(n as u64))?;
+    let (basis, report) = analyse(&mesh, material, &settings, Some(&cache), &|n| {
+        bar.set_position(n as u64)
+    })?;
     bar.finish_and_clear();
-    modes::print_text(DEFAULT_TILE, DEFAULT_MATERIAL, &mesh, &basis, &report);
+    modes::print_text(
+        DEFAULT_TILE,
+        DEFAULT_MATERIAL,
+        &mesh,
+        &basis.dynamics,
+        &basis.residuals,
+        &report,
+    );
+    println!(
+        "modal stress table: {} elements × {} modes, {:.1} MiB (f32), built in {:.3} s",
+        mesh.tet_count(),
+        basis.mode_count(),
+        basis.modal_stress_bytes() as f64 / (1024.0 * 1024.0),
+        report.seconds.modal_stress
+    );
     println!("(cache: {})", cache.dir().display());
     Ok(())
 }

@@ -35,7 +35,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 }];
                 write_vtk(out, &mesh, &cells, &[])?
             }
-            _ => anyhow::bail!("--out {}: expected a .obj, .ply, .vtk or .vtu file name", out.display()),
+            _ => anyhow::bail!(
+                "--out {}: expected a .obj, .ply, .vtk or .vtu file name",
+                out.display()
+            ),
         }
     }
     let summary = serde_json::json!({
@@ -49,7 +52,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         "written": args.out,
     });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary).context("serialising the summary")?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).context("serialising the summary")?
+        );
     } else {
         println!(
             "{}: {} nodes, {} tets, {} edges, {} boundary faces, volume {:.6e} m³, bounds [{:.4}, {:.4}, {:.4}]–[{:.4}, {:.4}, {:.4}] m",

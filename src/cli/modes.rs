@@ -4,9 +4,15 @@ use super::{material_library, solve_progress, Cli};
 use anyhow::Context;
 use serde::Serialize;
 use std::path::PathBuf;
-use tessera::fem::{assemble_stiffness, lumped_mass, write_diagonal_matrix_market, write_matrix_market, DofPattern};
+use tessera::config::Material;
+use tessera::fem::{
+    assemble_stiffness, lumped_mass, write_diagonal_matrix_market, write_matrix_market, DofPattern,
+};
 use tessera::mesh::MeshSpec;
-use tessera::modal::{analyse, default_cache_dir, EigenSettings, ModalBasis, ModalCache, ModalReport};
+use tessera::mesh::TetMesh;
+use tessera::modal::{
+    default_cache_dir, solve_modes, EigenSettings, ModalCache, ModalReport, ModeDynamics, Modes,
+};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -53,13 +59,16 @@ struct ModesJson<'a> {
     eigenvalues: &'a [f64],
     damping_ratios: Vec<f64>,
     max_residual: f64,
-    modal_stress_bytes: usize,
     from_cache: bool,
     seconds: &'a tessera::modal::ModalTimings,
     solver: &'a Option<tessera::modal::EigenStats>,
 }
 
-pub fn settings(args_modes: usize, guard: Option<usize>, shift_hz: f64) -> anyhow::Result<EigenSettings> {
+pub fn settings(
+    args_modes: usize,
+    guard: Option<usize>,
+    shift_hz: f64,
+) -> anyhow::Result<EigenSettings> {
     anyhow::ensure!(
         shift_hz.is_finite() && shift_hz > 0.0,
         "--shift-hz must be a positive frequency, got {shift_hz}"
@@ -78,14 +87,18 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let spec = MeshSpec::parse(&args.mesh)?;
     let mesh = spec.load()?;
     let settings = settings(args.modes, args.guard, args.shift_hz)?;
-    let cache = (!args.no_cache).then(|| ModalCache::new(args.cache_dir.clone().unwrap_or_else(default_cache_dir)));
+    let cache = (!args.no_cache)
+        .then(|| ModalCache::new(args.cache_dir.clone().unwrap_or_else(default_cache_dir)));
     let bar = solve_progress("modal analysis");
-    let (basis, report) = analyse(&mesh, material, &settings, cache.as_ref(), &|n| bar.set_position(n as u64))
-        .with_context(|| format!("modal analysis of `{}` in `{}`", args.mesh, args.material))?;
+    let (modes, report) = solve_modes(&mesh, material, &settings, cache.as_ref(), &|n| {
+        bar.set_position(n as u64)
+    })
+    .with_context(|| format!("modal analysis of `{}` in `{}`", args.mesh, args.material))?;
     bar.finish_and_clear();
     if let Some(dir) = &args.export_mtx {
-        export(dir, &mesh, material, &settings, &basis, &report)?;
+        export(dir, &mesh, material, &settings, &modes, &report)?;
     }
+    let dynamics = dynamics(&modes, material);
     if args.json {
         let out = ModesJson {
             mesh: &args.mesh,
@@ -93,25 +106,50 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             tets: mesh.tet_count(),
             nodes: mesh.node_count(),
             dofs: report.dofs,
-            modes: basis.mode_count(),
+            modes: modes.eigenvalues.len(),
             shift: settings.shift,
-            frequencies_hz: basis.frequencies_hz(),
-            eigenvalues: &basis.eigenvalues,
-            damping_ratios: basis.dynamics.iter().map(|d| d.damping_ratio()).collect(),
-            max_residual: basis.residuals.iter().copied().fold(0.0, f64::max),
-            modal_stress_bytes: basis.modal_stress_bytes(),
+            frequencies_hz: dynamics
+                .iter()
+                .map(ModeDynamics::natural_frequency_hz)
+                .collect(),
+            eigenvalues: &modes.eigenvalues,
+            damping_ratios: dynamics.iter().map(ModeDynamics::damping_ratio).collect(),
+            max_residual: modes.residuals.iter().copied().fold(0.0, f64::max),
             from_cache: report.from_cache,
             seconds: &report.seconds,
             solver: &report.solver,
         };
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print_text(&args.mesh, &args.material, &mesh, &basis, &report);
+        print_text(
+            &args.mesh,
+            &args.material,
+            &mesh,
+            &dynamics,
+            &modes.residuals,
+            &report,
+        );
     }
     Ok(())
 }
 
-pub fn print_text(spec: &str, material: &str, mesh: &tessera::mesh::TetMesh, basis: &ModalBasis, report: &ModalReport) {
+/// Damped dynamics of each mode in `material`.
+pub fn dynamics(modes: &Modes, material: &Material) -> Vec<ModeDynamics> {
+    modes
+        .eigenvalues
+        .iter()
+        .map(|&l| ModeDynamics::new(l, material.damping_stiffness_s, material.damping_mass_per_s))
+        .collect()
+}
+
+pub fn print_text(
+    spec: &str,
+    material: &str,
+    mesh: &TetMesh,
+    dynamics: &[ModeDynamics],
+    residuals: &[f64],
+    report: &ModalReport,
+) {
     println!(
         "{spec} in {material}: {} tets, {} nodes, {} DOFs, volume {:.6e} m³",
         mesh.tet_count(),
@@ -119,33 +157,46 @@ pub fn print_text(spec: &str, material: &str, mesh: &tessera::mesh::TetMesh, bas
         report.dofs,
         mesh.volume()
     );
-    println!("{} elastic modes{}:", basis.mode_count(), if report.from_cache { " (from cache)" } else { "" });
-    for (i, (f, d)) in basis.frequencies_hz().iter().zip(&basis.dynamics).enumerate() {
-        println!("  mode {:>3}  {:>12.3} Hz   ζ = {:.4}", i + 1, f, d.damping_ratio());
+    println!(
+        "{} elastic modes{}:",
+        dynamics.len(),
+        if report.from_cache {
+            " (from cache)"
+        } else {
+            ""
+        }
+    );
+    for (i, d) in dynamics.iter().enumerate() {
+        println!(
+            "  mode {:>3}  {:>12.3} Hz   ζ = {:.2e}",
+            i + 1,
+            d.natural_frequency_hz(),
+            d.damping_ratio()
+        );
     }
     let s = &report.seconds;
     println!(
-        "seconds: assembly {:.3}, factorization {:.3}, krylov {:.3}, deflation {:.3}, rayleigh-ritz {:.3}, modal stress {:.3}, cache {:.3}, total {:.3}",
-        s.assembly, s.factorization, s.krylov, s.deflation, s.rayleigh_ritz, s.modal_stress, s.cache, s.total
+        "seconds: assembly {:.3}, factorization {:.3}, lanczos {:.3}, polish {:.3}, modal stress {:.3}, cache {:.3}, total {:.3}",
+        s.assembly, s.factorization, s.lanczos, s.polish, s.modal_stress, s.cache, s.total
     );
     if let Some(solver) = &report.solver {
         println!(
-            "solver: {} solves, factor nnz {}, {} deflation pass(es), {} mode(s) recovered",
-            solver.solves, solver.factor_nnz, solver.deflation_passes, solver.recovered_modes
+            "solver: {} solves, factor nnz {}, {} Lanczos restart(s), {} polish step(s), {} mode(s) recovered by polishing",
+            solver.solves, solver.factor_nnz, solver.lanczos_restarts, solver.polish_steps, solver.recovered_modes
         );
     }
     println!(
         "max residual ‖Kx − λMx‖/‖Kx‖ = {:.2e}",
-        basis.residuals.iter().copied().fold(0.0, f64::max)
+        residuals.iter().copied().fold(0.0, f64::max)
     );
 }
 
 fn export(
     dir: &std::path::Path,
-    mesh: &tessera::mesh::TetMesh,
-    material: &tessera::config::Material,
+    mesh: &TetMesh,
+    material: &Material,
     settings: &EigenSettings,
-    basis: &ModalBasis,
+    modes: &Modes,
     report: &ModalReport,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -155,13 +206,14 @@ fn export(
     let k_path = dir.join("K.mtx");
     let m_path = dir.join("M.mtx");
     write_matrix_market(&k_path, &k).with_context(|| format!("writing {}", k_path.display()))?;
-    write_diagonal_matrix_market(&m_path, &m).with_context(|| format!("writing {}", m_path.display()))?;
+    write_diagonal_matrix_market(&m_path, &m)
+        .with_context(|| format!("writing {}", m_path.display()))?;
     let json = serde_json::json!({
         "shift": settings.shift,
         "modes": settings.modes,
         "rigid_modes": 6,
-        "eigenvalues": basis.eigenvalues,
-        "frequencies_hz": basis.frequencies_hz(),
+        "eigenvalues": modes.eigenvalues,
+        "frequencies_hz": dynamics(modes, material).iter().map(ModeDynamics::natural_frequency_hz).collect::<Vec<_>>(),
         "seconds": report.seconds,
         "from_cache": report.from_cache,
     });

@@ -52,11 +52,27 @@ impl Material {
             ("youngs_modulus_pa", self.youngs_modulus_pa, true),
             ("damping_stiffness_s", self.damping_stiffness_s, false),
             ("damping_mass_per_s", self.damping_mass_per_s, false),
-            ("fracture_toughness_j_m2", self.fracture_toughness_j_m2, true),
+            (
+                "fracture_toughness_j_m2",
+                self.fracture_toughness_j_m2,
+                true,
+            ),
             ("rankine_threshold_pa", self.rankine_threshold_pa, true),
-            ("weak_point_density_per_m3", self.weak_point_density_per_m3, false),
-            ("crack_noise_amplitude_m", self.crack_noise_amplitude_m, false),
-            ("crack_noise_frequency_per_m", self.crack_noise_frequency_per_m, false),
+            (
+                "weak_point_density_per_m3",
+                self.weak_point_density_per_m3,
+                false,
+            ),
+            (
+                "crack_noise_amplitude_m",
+                self.crack_noise_amplitude_m,
+                false,
+            ),
+            (
+                "crack_noise_frequency_per_m",
+                self.crack_noise_frequency_per_m,
+                false,
+            ),
             ("contact_duration_scale", self.contact_duration_scale, true),
         ];
         for (field, value, strictly_positive) in fields {
@@ -82,13 +98,20 @@ impl Material {
     /// Lamé parameters (λ, μ) in Pa.
     pub fn lame(&self) -> (f64, f64) {
         let (e, nu) = (self.youngs_modulus_pa, self.poisson_ratio);
-        (e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)), e / (2.0 * (1.0 + nu)))
+        (
+            e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)),
+            e / (2.0 * (1.0 + nu)),
+        )
     }
 
     /// A stable hash of every parameter that changes K, M or damping, for caches.
     pub fn elastic_hash(&self) -> u64 {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
-        for v in [self.density_kg_m3, self.youngs_modulus_pa, self.poisson_ratio] {
+        for v in [
+            self.density_kg_m3,
+            self.youngs_modulus_pa,
+            self.poisson_ratio,
+        ] {
             h.update(&v.to_le_bytes());
         }
         h.digest()
@@ -120,10 +143,11 @@ impl MaterialLibrary {
 
     /// Parses library text; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let materials: BTreeMap<String, Material> = toml::from_str(text).map_err(|e| ConfigError::Toml {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let materials: BTreeMap<String, Material> =
+            toml::from_str(text).map_err(|e| ConfigError::Toml {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
         for (name, material) in &materials {
             material.validate(path, name)?;
         }
@@ -134,12 +158,14 @@ impl MaterialLibrary {
     }
 
     pub fn get(&self, name: &str) -> Result<&Material, ConfigError> {
-        self.materials.get(name).ok_or_else(|| ConfigError::Unknown {
-            path: self.path.clone(),
-            kind: "material",
-            name: name.to_string(),
-            known: self.names().collect::<Vec<_>>().join(", "),
-        })
+        self.materials
+            .get(name)
+            .ok_or_else(|| ConfigError::Unknown {
+                path: self.path.clone(),
+                kind: "material",
+                name: name.to_string(),
+                known: self.names().collect::<Vec<_>>().join(", "),
+            })
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {

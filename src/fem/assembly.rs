@@ -66,8 +66,11 @@ impl DofPattern {
     /// Adds `block` at rows of node `row`, columns of node `col`.
     #[inline]
     fn add_block(&self, values: &mut [f64], row: u32, col: u32, block: &Matrix3<f64>) {
-        let rows = &self.block_rows[self.block_offsets[col as usize]..self.block_offsets[col as usize + 1]];
-        let k = rows.binary_search(&row).expect("node pair of a tet is in the pattern");
+        let rows = &self.block_rows
+            [self.block_offsets[col as usize]..self.block_offsets[col as usize + 1]];
+        let k = rows
+            .binary_search(&row)
+            .expect("node pair of a tet is in the pattern");
         for j in 0..3 {
             let start = self.col_ptr[3 * col as usize + j] + 3 * k;
             for i in 0..3 {
@@ -79,17 +82,28 @@ impl DofPattern {
     fn into_matrix(&self, values: Vec<f64>) -> SparseMatrix {
         let n = self.dofs();
         // The pattern is sorted and duplicate-free by construction.
-        let symbolic = SymbolicSparseColMat::new_checked(n, n, self.col_ptr.clone(), None, self.row_idx.clone());
+        let symbolic = SymbolicSparseColMat::new_checked(
+            n,
+            n,
+            self.col_ptr.clone(),
+            None,
+            self.row_idx.clone(),
+        );
         SparseColMat::new(symbolic, values)
     }
 }
 
 /// The global stiffness matrix K (N/m), full symmetric storage.
-pub fn assemble_stiffness(mesh: &TetMesh, pattern: &DofPattern, material: &Material) -> SparseMatrix {
+pub fn assemble_stiffness(
+    mesh: &TetMesh,
+    pattern: &DofPattern,
+    material: &Material,
+) -> SparseMatrix {
     let (lambda, mu) = material.lame();
     let mut values = vec![0.0; pattern.nnz()];
     for (t, tet) in mesh.tets().iter().enumerate() {
-        let element = TetElement::new(&mesh.tet_points(t)).expect("validated mesh has no degenerate tet");
+        let element =
+            TetElement::new(&mesh.tet_points(t)).expect("validated mesh has no degenerate tet");
         let k = element_stiffness(&element, lambda, mu);
         for a in 0..4 {
             for b in 0..4 {
@@ -101,14 +115,23 @@ pub fn assemble_stiffness(mesh: &TetMesh, pattern: &DofPattern, material: &Mater
 }
 
 /// The consistent mass matrix (kg): `M_ab = ρV(1 + δ_ab)/20 · I` per tet.
-pub fn assemble_consistent_mass(mesh: &TetMesh, pattern: &DofPattern, density_kg_m3: f64) -> SparseMatrix {
+pub fn assemble_consistent_mass(
+    mesh: &TetMesh,
+    pattern: &DofPattern,
+    density_kg_m3: f64,
+) -> SparseMatrix {
     let mut values = vec![0.0; pattern.nnz()];
     for (t, tet) in mesh.tets().iter().enumerate() {
         let m = density_kg_m3 * mesh.tet_volume(t) / 20.0;
         for a in 0..4 {
             for b in 0..4 {
                 let factor = if a == b { 2.0 * m } else { m };
-                pattern.add_block(&mut values, tet[a], tet[b], &Matrix3::from_diagonal_element(factor));
+                pattern.add_block(
+                    &mut values,
+                    tet[a],
+                    tet[b],
+                    &Matrix3::from_diagonal_element(factor),
+                );
             }
         }
     }

@@ -11,10 +11,10 @@ mod matrix_market;
 
 pub use assembly::{assemble_consistent_mass, assemble_stiffness, lumped_mass, DofPattern};
 pub use element::{
-    constitutive_matrix, element_stiffness, principal_stresses, strain_energy_density, stress_tensor,
-    TetElement, Voigt,
+    constitutive_matrix, element_stiffness, principal_stresses, strain_energy_density,
+    stress_tensor, TetElement, Voigt,
 };
-pub use matrix_market::{write_matrix_market, write_diagonal_matrix_market};
+pub use matrix_market::{write_diagonal_matrix_market, write_matrix_market};
 
 /// Sparse matrices used throughout: column-major, `usize` indices.
 pub type SparseMatrix = faer::sparse::SparseColMat<usize, f64>;

@@ -10,7 +10,11 @@ pub enum MeshError {
     #[error("node {node} has a non-finite coordinate")]
     NonFiniteCoordinate { node: usize },
     #[error("tet {tet} refers to node {index}, but the mesh has {nodes} nodes")]
-    NodeIndexOutOfRange { tet: usize, index: usize, nodes: usize },
+    NodeIndexOutOfRange {
+        tet: usize,
+        index: usize,
+        nodes: usize,
+    },
     #[error("tet {tet} repeats tet {first} (same four nodes)")]
     DuplicateTet { tet: usize, first: usize },
     #[error("tet {tet} is degenerate (volume {volume:e} m³, or a repeated node)")]

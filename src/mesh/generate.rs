@@ -27,7 +27,11 @@ pub fn box_mesh(
     check_extent(&spec, &size, &cells)?;
     let [nx, ny, nz] = cells;
     let node_index = |i: usize, j: usize, k: usize| (i + (nx + 1) * (j + (ny + 1) * k)) as u32;
-    let h = Vector3::new(size[0] / nx as f64, size[1] / ny as f64, size[2] / nz as f64);
+    let h = Vector3::new(
+        size[0] / nx as f64,
+        size[1] / ny as f64,
+        size[2] / nz as f64,
+    );
     let mut nodes = Vec::with_capacity((nx + 1) * (ny + 1) * (nz + 1));
     for k in 0..=nz {
         for j in 0..=ny {
@@ -51,7 +55,8 @@ pub fn box_mesh(
     for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
-                let corner = |b: usize| node_index(i + (b & 1), j + ((b >> 1) & 1), k + ((b >> 2) & 1));
+                let corner =
+                    |b: usize| node_index(i + (b & 1), j + ((b >> 1) & 1), k + ((b >> 2) & 1));
                 for t in KUHN {
                     tets.push(t.map(corner));
                 }
@@ -59,9 +64,8 @@ pub fn box_mesh(
         }
     }
     if let Some(jitter) = jitter {
-        let interior = |i: usize, j: usize, k: usize| {
-            i > 0 && i < nx && j > 0 && j < ny && k > 0 && k < nz
-        };
+        let interior =
+            |i: usize, j: usize, k: usize| i > 0 && i < nx && j > 0 && j < ny && k > 0 && k < nz;
         let mut rng = jitter_rng(&spec, jitter)?;
         for k in 0..=nz {
             for j in 0..=ny {
@@ -69,7 +73,8 @@ pub fn box_mesh(
                     if interior(i, j, k) {
                         let n = node_index(i, j, k) as usize;
                         for axis in 0..3 {
-                            nodes[n][axis] += rng.random_range(-1.0..=1.0) * jitter.fraction * h[axis];
+                            nodes[n][axis] +=
+                                rng.random_range(-1.0..=1.0) * jitter.fraction * h[axis];
                         }
                     }
                 }
@@ -107,11 +112,18 @@ pub fn plate_mesh(
     layers: usize,
     jitter: Option<Jitter>,
 ) -> Result<TetMesh, MeshError> {
-    let spec = || format!("plate radius {radius} thickness {thickness} rings {rings} layers {layers}");
+    let spec =
+        || format!("plate radius {radius} thickness {thickness} rings {rings} layers {layers}");
     check_extent(&spec, &[radius, radius, thickness], &[rings, rings, layers])?;
     // Plan view: ring r starts at index 1 + 3r(r − 1).
     let ring_start = |r: usize| if r == 0 { 0 } else { 1 + 3 * r * (r - 1) };
-    let ring_node = |r: usize, i: usize| if r == 0 { 0 } else { ring_start(r) + i % (6 * r) };
+    let ring_node = |r: usize, i: usize| {
+        if r == 0 {
+            0
+        } else {
+            ring_start(r) + i % (6 * r)
+        }
+    };
     let mut plan = vec![[0.0f64; 2]];
     for r in 1..=rings {
         let radius_r = radius * r as f64 / rings as f64;
@@ -139,7 +151,11 @@ pub fn plate_mesh(
                 triangles.push([ring_node(r - 1, i), ring_node(r, o), ring_node(r, o + 1)]);
                 o += 1;
             } else {
-                triangles.push([ring_node(r - 1, i), ring_node(r, o), ring_node(r - 1, i + 1)]);
+                triangles.push([
+                    ring_node(r - 1, i),
+                    ring_node(r, o),
+                    ring_node(r - 1, i + 1),
+                ]);
                 i += 1;
             }
         }
@@ -164,7 +180,11 @@ pub fn plate_mesh(
     }
     if let Some(jitter) = jitter {
         let mut rng = jitter_rng(&spec, jitter)?;
-        let h = Vector3::new(radius / rings as f64, radius / rings as f64, thickness / layers as f64);
+        let h = Vector3::new(
+            radius / rings as f64,
+            radius / rings as f64,
+            thickness / layers as f64,
+        );
         for k in 1..layers {
             for r in 1..rings {
                 for i in 0..6 * r {
@@ -179,7 +199,11 @@ pub fn plate_mesh(
     TetMesh::new(nodes, tets)
 }
 
-fn check_extent(spec: &dyn Fn() -> String, size: &[f64; 3], cells: &[usize; 3]) -> Result<(), MeshError> {
+fn check_extent(
+    spec: &dyn Fn() -> String,
+    size: &[f64; 3],
+    cells: &[usize; 3],
+) -> Result<(), MeshError> {
     if !size.iter().all(|s| s.is_finite() && *s > 0.0) {
         return Err(MeshError::Spec {
             spec: spec(),
@@ -192,7 +216,9 @@ fn check_extent(spec: &dyn Fn() -> String, size: &[f64; 3], cells: &[usize; 3]) 
             message: "cell counts must be at least 1".into(),
         });
     }
-    let count = cells.iter().try_fold(1usize, |acc, &c| acc.checked_mul(c + 1));
+    let count = cells
+        .iter()
+        .try_fold(1usize, |acc, &c| acc.checked_mul(c + 1));
     if count.is_none_or(|n| n > 50_000_000) {
         return Err(MeshError::Spec {
             spec: spec(),
@@ -202,7 +228,10 @@ fn check_extent(spec: &dyn Fn() -> String, size: &[f64; 3], cells: &[usize; 3]) 
     Ok(())
 }
 
-fn jitter_rng(spec: &dyn Fn() -> String, jitter: Jitter) -> Result<rand_chacha::ChaCha8Rng, MeshError> {
+fn jitter_rng(
+    spec: &dyn Fn() -> String,
+    jitter: Jitter,
+) -> Result<rand_chacha::ChaCha8Rng, MeshError> {
     if !(0.0..=0.3).contains(&jitter.fraction) {
         return Err(MeshError::Spec {
             spec: spec(),

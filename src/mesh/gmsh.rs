@@ -30,12 +30,20 @@ pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> 
         let context: Vec<String> = trace[1..]
             .iter()
             .rev()
-            .map(|(_, k)| k.context().map(str::to_string).unwrap_or_else(|| k.to_string()))
+            .map(|(_, k)| {
+                k.context()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| k.to_string())
+            })
             .collect();
         MeshError::Parse {
             path: path.to_path_buf(),
             line,
-            message: format!("{} (in {}; only MSH 4.1 is supported)", kind, context.join(" › ")),
+            message: format!(
+                "{} (in {}; only MSH 4.1 is supported)",
+                kind,
+                context.join(" › ")
+            ),
         }
     })?;
     let nodes_section = msh
@@ -48,7 +56,9 @@ pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> 
     for block in &nodes_section.node_blocks {
         let mut tags: Vec<(u64, usize)> = match &block.node_tags {
             Some(map) => map.iter().map(|(&t, &i)| (t, i)).collect(),
-            None => (0..block.nodes.len()).map(|i| (next_dense_tag + i as u64, i)).collect(),
+            None => (0..block.nodes.len())
+                .map(|i| (next_dense_tag + i as u64, i))
+                .collect(),
         };
         tags.sort_unstable_by_key(|&(_, i)| i);
         next_dense_tag += block.nodes.len() as u64;
@@ -73,17 +83,25 @@ pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> 
             let mut tet = [0u32; 4];
             for (k, slot) in tet.iter_mut().enumerate() {
                 let tag = element.nodes.get(k).copied().ok_or_else(|| {
-                    format_error(format!("element {} has fewer than 4 nodes", element.element_tag))
+                    format_error(format!(
+                        "element {} has fewer than 4 nodes",
+                        element.element_tag
+                    ))
                 })?;
                 *slot = *index_of_tag.get(&tag).ok_or_else(|| {
-                    format_error(format!("element {} refers to unknown node tag {tag}", element.element_tag))
+                    format_error(format!(
+                        "element {} refers to unknown node tag {tag}",
+                        element.element_tag
+                    ))
                 })?;
             }
             tets.push(tet);
         }
     }
     if tets.is_empty() {
-        return Err(format_error("no tetrahedra (element type 4 or 11) in the file".into()));
+        return Err(format_error(
+            "no tetrahedra (element type 4 or 11) in the file".into(),
+        ));
     }
     // Nodes not used by any tet (geometry points, surface-only nodes) are dropped.
     let mut used = vec![u32::MAX; nodes.len()];

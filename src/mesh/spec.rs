@@ -57,18 +57,26 @@ impl MeshSpec {
             )));
         }
         let floats = |part: &str, what: &str, n: usize| -> Result<Vec<f64>, MeshError> {
-            let values: Result<Vec<f64>, _> = part.split(',').map(|s| s.trim().parse::<f64>()).collect();
+            let values: Result<Vec<f64>, _> =
+                part.split(',').map(|s| s.trim().parse::<f64>()).collect();
             match values {
                 Ok(v) if v.len() == n => Ok(v),
-                Ok(v) => Err(err(format!("{what}: expected {n} numbers, got {}", v.len()))),
+                Ok(v) => Err(err(format!(
+                    "{what}: expected {n} numbers, got {}",
+                    v.len()
+                ))),
                 Err(e) => Err(err(format!("{what} `{part}`: {e}"))),
             }
         };
         let counts = |part: &str, what: &str, n: usize| -> Result<Vec<usize>, MeshError> {
-            let values: Result<Vec<usize>, _> = part.split(',').map(|s| s.trim().parse::<usize>()).collect();
+            let values: Result<Vec<usize>, _> =
+                part.split(',').map(|s| s.trim().parse::<usize>()).collect();
             match values {
                 Ok(v) if v.len() == n => Ok(v),
-                Ok(v) => Err(err(format!("{what}: expected {n} whole numbers, got {}", v.len()))),
+                Ok(v) => Err(err(format!(
+                    "{what}: expected {n} whole numbers, got {}",
+                    v.len()
+                ))),
                 Err(e) => Err(err(format!("{what} `{part}`: {e}"))),
             }
         };
@@ -83,7 +91,10 @@ impl MeshSpec {
                         .trim()
                         .parse()
                         .map_err(|e| err(format!("jitter fraction `{fraction}`: {e}")))?,
-                    seed: seed.trim().parse().map_err(|e| err(format!("jitter seed `{seed}`: {e}")))?,
+                    seed: seed
+                        .trim()
+                        .parse()
+                        .map_err(|e| err(format!("jitter seed `{seed}`: {e}")))?,
                 })
             }
         };
@@ -125,7 +136,11 @@ impl MeshSpec {
     /// Builds or reads the mesh.
     pub fn load(&self) -> Result<TetMesh, MeshError> {
         match self {
-            Self::Box { size_m, cells, jitter } => box_mesh(*size_m, *cells, *jitter),
+            Self::Box {
+                size_m,
+                cells,
+                jitter,
+            } => box_mesh(*size_m, *cells, *jitter),
             Self::Tile {
                 side_m,
                 thickness_m,

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 pub fn read_tetgen(path: &Path) -> Result<TetMesh, MeshError> {
     let node_path = path.with_extension("node");
     let ele_path = path.with_extension("ele");
-    let node_text = std::fs::read_to_string(&node_path).map_err(|e| MeshError::io(&node_path, e))?;
+    let node_text =
+        std::fs::read_to_string(&node_path).map_err(|e| MeshError::io(&node_path, e))?;
     let ele_text = std::fs::read_to_string(&ele_path).map_err(|e| MeshError::io(&ele_path, e))?;
     read_tetgen_strs(&node_text, &node_path, &ele_text, &ele_path)
 }
@@ -25,11 +26,15 @@ pub fn read_tetgen_strs(
     ele_path: &Path,
 ) -> Result<TetMesh, MeshError> {
     let mut node_lines = DataLines::new(node_text, node_path);
-    let (line, header) = node_lines.next_required("the header `<points> 3 <attributes> <markers>`")?;
+    let (line, header) =
+        node_lines.next_required("the header `<points> 3 <attributes> <markers>`")?;
     let count = node_lines.parse_usize(line, header.first(), "point count")?;
     let dimension = node_lines.parse_usize(line, header.get(1), "dimension")?;
     if dimension != 3 {
-        return Err(node_lines.error(line, format!("dimension is {dimension}; only 3 is supported")));
+        return Err(node_lines.error(
+            line,
+            format!("dimension is {dimension}; only 3 is supported"),
+        ));
     }
     let attributes = node_lines.parse_optional_usize(line, header.get(2), "attribute count")?;
     let markers = node_lines.parse_optional_usize(line, header.get(3), "boundary marker count")?;
@@ -50,11 +55,16 @@ pub fn read_tetgen_strs(
         let index = node_lines.parse_usize(line, fields.first(), "point index")?;
         if i == 0 {
             if index > 1 {
-                return Err(node_lines.error(line, format!("first point index is {index}; must be 0 or 1")));
+                return Err(node_lines.error(
+                    line,
+                    format!("first point index is {index}; must be 0 or 1"),
+                ));
             }
             base = index;
         } else if index != base + i {
-            return Err(node_lines.error(line, format!("point index {index}; expected {}", base + i)));
+            return Err(
+                node_lines.error(line, format!("point index {index}; expected {}", base + i))
+            );
         }
         let mut xyz = [0.0; 3];
         for (axis, c) in xyz.iter_mut().enumerate() {
@@ -65,7 +75,8 @@ pub fn read_tetgen_strs(
     node_lines.expect_end()?;
 
     let mut ele_lines = DataLines::new(ele_text, ele_path);
-    let (line, header) = ele_lines.next_required("the header `<tets> <nodes per tet> <attributes>`")?;
+    let (line, header) =
+        ele_lines.next_required("the header `<tets> <nodes per tet> <attributes>`")?;
     let count = ele_lines.parse_usize(line, header.first(), "tet count")?;
     let per_tet = ele_lines.parse_usize(line, header.get(1), "nodes per tet")?;
     if per_tet != 4 && per_tet != 10 {
@@ -92,7 +103,12 @@ pub fn read_tetgen_strs(
             if n < base || n - base >= nodes.len() {
                 return Err(ele_lines.error(
                     line,
-                    format!("node {n} is not in {} (indices {}..={})", node_path.display(), base, base + nodes.len() - 1),
+                    format!(
+                        "node {n} is not in {} (indices {}..={})",
+                        node_path.display(),
+                        base,
+                        base + nodes.len() - 1
+                    ),
                 ));
             }
             *slot = (n - base) as u32;
@@ -103,11 +119,13 @@ pub fn read_tetgen_strs(
     ele_lines.expect_end()?;
     TetMesh::new(nodes, tets).map_err(|e| match e {
         // Point at the line of the offending tet where we know it.
-        MeshError::DegenerateTet { tet, .. } | MeshError::DuplicateTet { tet, .. } => MeshError::Parse {
-            path: ele_path.to_path_buf(),
-            line: tet_lines[tet],
-            message: e.to_string(),
-        },
+        MeshError::DegenerateTet { tet, .. } | MeshError::DuplicateTet { tet, .. } => {
+            MeshError::Parse {
+                path: ele_path.to_path_buf(),
+                line: tet_lines[tet],
+                message: e.to_string(),
+            }
+        }
         other => MeshError::invalid(ele_path, other),
     })
 }
@@ -147,7 +165,9 @@ impl<'a> DataLines<'a> {
     fn expect_end(&mut self) -> Result<(), MeshError> {
         match self.next_data() {
             None => Ok(()),
-            Some((line, _)) => Err(self.error(line, "data after the declared number of entries".into())),
+            Some((line, _)) => {
+                Err(self.error(line, "data after the declared number of entries".into()))
+            }
         }
     }
 
@@ -159,14 +179,27 @@ impl<'a> DataLines<'a> {
         }
     }
 
-    fn parse_usize(&self, line: usize, field: Option<&&str>, what: &str) -> Result<usize, MeshError> {
+    fn parse_usize(
+        &self,
+        line: usize,
+        field: Option<&&str>,
+        what: &str,
+    ) -> Result<usize, MeshError> {
         let field = field.ok_or_else(|| self.error(line, format!("missing {what}")))?;
-        field
-            .parse()
-            .map_err(|_| self.error(line, format!("{what} `{field}` is not a non-negative integer")))
+        field.parse().map_err(|_| {
+            self.error(
+                line,
+                format!("{what} `{field}` is not a non-negative integer"),
+            )
+        })
     }
 
-    fn parse_optional_usize(&self, line: usize, field: Option<&&str>, what: &str) -> Result<usize, MeshError> {
+    fn parse_optional_usize(
+        &self,
+        line: usize,
+        field: Option<&&str>,
+        what: &str,
+    ) -> Result<usize, MeshError> {
         match field {
             None => Ok(0),
             Some(_) => self.parse_usize(line, field, what),

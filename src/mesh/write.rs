@@ -58,10 +58,19 @@ fn finish(path: &Path, result: std::io::Result<BufWriter<std::fs::File>>) -> Res
 }
 
 /// Writes a triangle surface as Wavefront OBJ.
-pub fn write_obj(path: &Path, points: &[Point3<f64>], triangles: &[[u32; 3]]) -> Result<(), MeshError> {
+pub fn write_obj(
+    path: &Path,
+    points: &[Point3<f64>],
+    triangles: &[[u32; 3]],
+) -> Result<(), MeshError> {
     let mut w = create(path)?;
     let result = (|| {
-        writeln!(w, "# tessera surface: {} vertices, {} triangles", points.len(), triangles.len())?;
+        writeln!(
+            w,
+            "# tessera surface: {} vertices, {} triangles",
+            points.len(),
+            triangles.len()
+        )?;
         for p in points {
             writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
         }
@@ -74,12 +83,24 @@ pub fn write_obj(path: &Path, points: &[Point3<f64>], triangles: &[[u32; 3]]) ->
 }
 
 /// Writes a triangle surface as ASCII PLY.
-pub fn write_ply(path: &Path, points: &[Point3<f64>], triangles: &[[u32; 3]]) -> Result<(), MeshError> {
+pub fn write_ply(
+    path: &Path,
+    points: &[Point3<f64>],
+    triangles: &[[u32; 3]],
+) -> Result<(), MeshError> {
     let mut w = create(path)?;
     let result = (|| {
         writeln!(w, "ply\nformat ascii 1.0\ncomment tessera surface")?;
-        writeln!(w, "element vertex {}\nproperty double x\nproperty double y\nproperty double z", points.len())?;
-        writeln!(w, "element face {}\nproperty list uchar uint vertex_indices\nend_header", triangles.len())?;
+        writeln!(
+            w,
+            "element vertex {}\nproperty double x\nproperty double y\nproperty double z",
+            points.len()
+        )?;
+        writeln!(
+            w,
+            "element face {}\nproperty list uchar uint vertex_indices\nend_header",
+            triangles.len()
+        )?;
         for p in points {
             writeln!(w, "{} {} {}", p.x, p.y, p.z)?;
         }
@@ -103,7 +124,13 @@ pub fn write_vtk(
         check_field(path, f.name, f.components, f.values.len(), mesh.tet_count())?;
     }
     for f in node_fields {
-        check_field(path, f.name, f.components, f.values.len(), mesh.node_count())?;
+        check_field(
+            path,
+            f.name,
+            f.components,
+            f.values.len(),
+            mesh.node_count(),
+        )?;
     }
     let mut w = create(path)?;
     let xml = path.extension().is_some_and(|e| e == "vtu");
@@ -115,7 +142,13 @@ pub fn write_vtk(
     finish(path, result)
 }
 
-fn check_field(path: &Path, name: &str, components: usize, len: usize, count: usize) -> Result<(), MeshError> {
+fn check_field(
+    path: &Path,
+    name: &str,
+    components: usize,
+    len: usize,
+    count: usize,
+) -> Result<(), MeshError> {
     if components == 0 || len != components * count || name.contains(char::is_whitespace) {
         return Err(MeshError::Format {
             path: path.to_path_buf(),
@@ -135,7 +168,10 @@ fn write_legacy_body(
     cell_fields: &[CellField],
     node_fields: &[NodeField],
 ) -> std::io::Result<()> {
-    writeln!(w, "# vtk DataFile Version 3.0\ntessera tet mesh\nASCII\nDATASET UNSTRUCTURED_GRID")?;
+    writeln!(
+        w,
+        "# vtk DataFile Version 3.0\ntessera tet mesh\nASCII\nDATASET UNSTRUCTURED_GRID"
+    )?;
     writeln!(w, "POINTS {} double", mesh.node_count())?;
     for p in mesh.nodes() {
         writeln!(w, "{} {} {}", p.x, p.y, p.z)?;
@@ -148,27 +184,37 @@ fn write_legacy_body(
     for _ in 0..mesh.tet_count() {
         writeln!(w, "{VTK_TETRA}")?;
     }
-    let mut write_fields = |header: &str, fields: Vec<(&str, usize, &[f64])>| -> std::io::Result<()> {
-        if fields.is_empty() {
-            return Ok(());
-        }
-        writeln!(w, "{header}")?;
-        for (name, components, values) in fields {
-            writeln!(w, "SCALARS {name} double {components}\nLOOKUP_TABLE default")?;
-            for chunk in values.chunks(components) {
-                let line: Vec<String> = chunk.iter().map(|v| v.to_string()).collect();
-                writeln!(w, "{}", line.join(" "))?;
+    let mut write_fields =
+        |header: &str, fields: Vec<(&str, usize, &[f64])>| -> std::io::Result<()> {
+            if fields.is_empty() {
+                return Ok(());
             }
-        }
-        Ok(())
-    };
+            writeln!(w, "{header}")?;
+            for (name, components, values) in fields {
+                writeln!(
+                    w,
+                    "SCALARS {name} double {components}\nLOOKUP_TABLE default"
+                )?;
+                for chunk in values.chunks(components) {
+                    let line: Vec<String> = chunk.iter().map(|v| v.to_string()).collect();
+                    writeln!(w, "{}", line.join(" "))?;
+                }
+            }
+            Ok(())
+        };
     write_fields(
         &format!("CELL_DATA {}", mesh.tet_count()),
-        cell_fields.iter().map(|f| (f.name, f.components, f.values)).collect(),
+        cell_fields
+            .iter()
+            .map(|f| (f.name, f.components, f.values))
+            .collect(),
     )?;
     write_fields(
         &format!("POINT_DATA {}", mesh.node_count()),
-        node_fields.iter().map(|f| (f.name, f.components, f.values)).collect(),
+        node_fields
+            .iter()
+            .map(|f| (f.name, f.components, f.values))
+            .collect(),
     )
 }
 
@@ -179,7 +225,10 @@ fn write_vtu_body(
     node_fields: &[NodeField],
 ) -> std::io::Result<()> {
     writeln!(w, r#"<?xml version="1.0"?>"#)?;
-    writeln!(w, r#"<VTKFile type="UnstructuredGrid" version="0.1" byte_order="LittleEndian">"#)?;
+    writeln!(
+        w,
+        r#"<VTKFile type="UnstructuredGrid" version="0.1" byte_order="LittleEndian">"#
+    )?;
     writeln!(w, "<UnstructuredGrid>")?;
     writeln!(
         w,
@@ -187,7 +236,11 @@ fn write_vtu_body(
         mesh.node_count(),
         mesh.tet_count()
     )?;
-    let data_array = |w: &mut dyn Write, name: &str, components: usize, values: &[f64]| -> std::io::Result<()> {
+    let data_array = |w: &mut dyn Write,
+                      name: &str,
+                      components: usize,
+                      values: &[f64]|
+     -> std::io::Result<()> {
         writeln!(
             w,
             r#"<DataArray type="Float64" Name="{name}" NumberOfComponents="{components}" format="ascii">"#
@@ -210,12 +263,18 @@ fn write_vtu_body(
     let coords: Vec<f64> = mesh.nodes().iter().flat_map(|p| [p.x, p.y, p.z]).collect();
     data_array(w, "Points", 3, &coords)?;
     writeln!(w, "</Points>\n<Cells>")?;
-    writeln!(w, r#"<DataArray type="Int64" Name="connectivity" format="ascii">"#)?;
+    writeln!(
+        w,
+        r#"<DataArray type="Int64" Name="connectivity" format="ascii">"#
+    )?;
     for t in mesh.tets() {
         writeln!(w, "{} {} {} {}", t[0], t[1], t[2], t[3])?;
     }
     writeln!(w, "</DataArray>")?;
-    writeln!(w, r#"<DataArray type="Int64" Name="offsets" format="ascii">"#)?;
+    writeln!(
+        w,
+        r#"<DataArray type="Int64" Name="offsets" format="ascii">"#
+    )?;
     for i in 1..=mesh.tet_count() {
         writeln!(w, "{}", 4 * i)?;
     }
@@ -224,5 +283,8 @@ fn write_vtu_body(
     for _ in 0..mesh.tet_count() {
         writeln!(w, "{VTK_TETRA}")?;
     }
-    writeln!(w, "</DataArray>\n</Cells>\n</Piece>\n</UnstructuredGrid>\n</VTKFile>")
+    writeln!(
+        w,
+        "</DataArray>\n</Cells>\n</Piece>\n</UnstructuredGrid>\n</VTKFile>"
+    )
 }

@@ -39,7 +39,10 @@ impl ModalBasis {
 
     /// Undamped natural frequencies (Hz), ascending.
     pub fn frequencies_hz(&self) -> Vec<f64> {
-        self.dynamics.iter().map(ModeDynamics::natural_frequency_hz).collect()
+        self.dynamics
+            .iter()
+            .map(ModeDynamics::natural_frequency_hz)
+            .collect()
     }
 
     /// The 6×m modal stress of `element`, mode-major: entries
@@ -69,10 +72,17 @@ impl ModalBasis {
     }
 
     /// Builds the basis from solved modes: dynamics and modal stresses.
-    pub fn from_modes(mesh: &TetMesh, material: &Material, eigenvalues: Vec<f64>, shapes: Mat<f64>, residuals: Vec<f64>) -> Self {
+    pub fn from_modes(mesh: &TetMesh, material: &Material, modes: Modes) -> Self {
+        let Modes {
+            eigenvalues,
+            shapes,
+            residuals,
+        } = modes;
         let dynamics = eigenvalues
             .iter()
-            .map(|&l| ModeDynamics::new(l, material.damping_stiffness_s, material.damping_mass_per_s))
+            .map(|&l| {
+                ModeDynamics::new(l, material.damping_stiffness_s, material.damping_mass_per_s)
+            })
             .collect();
         let modal_stress = modal_stresses(mesh, material, &shapes);
         Self {
@@ -93,23 +103,26 @@ fn modal_stresses(mesh: &TetMesh, material: &Material, shapes: &Mat<f64>) -> Vec
     if m == 0 {
         return table;
     }
-    table.par_chunks_mut(6 * m).enumerate().for_each(|(t, block)| {
-        let element = TetElement::new(&mesh.tet_points(t)).expect("validated mesh");
-        let cb = c * element.b_matrix();
-        let tet = mesh.tets()[t];
-        for j in 0..m {
-            let mut u = nalgebra::SVector::<f64, 12>::zeros();
-            for (a, &node) in tet.iter().enumerate() {
-                for axis in 0..3 {
-                    u[3 * a + axis] = shapes[(3 * node as usize + axis, j)];
+    table
+        .par_chunks_mut(6 * m)
+        .enumerate()
+        .for_each(|(t, block)| {
+            let element = TetElement::new(&mesh.tet_points(t)).expect("validated mesh");
+            let cb = c * element.b_matrix();
+            let tet = mesh.tets()[t];
+            for j in 0..m {
+                let mut u = nalgebra::SVector::<f64, 12>::zeros();
+                for (a, &node) in tet.iter().enumerate() {
+                    for axis in 0..3 {
+                        u[3 * a + axis] = shapes[(3 * node as usize + axis, j)];
+                    }
+                }
+                let s = cb * u;
+                for k in 0..6 {
+                    block[6 * j + k] = s[k] as f32;
                 }
             }
-            let s = cb * u;
-            for k in 0..6 {
-                block[6 * j + k] = s[k] as f32;
-            }
-        }
-    });
+        });
     table
 }
 
@@ -118,9 +131,8 @@ fn modal_stresses(mesh: &TetMesh, material: &Material, shapes: &Mat<f64>) -> Vec
 pub struct ModalTimings {
     pub assembly: f64,
     pub factorization: f64,
-    pub krylov: f64,
-    pub deflation: f64,
-    pub rayleigh_ritz: f64,
+    pub lanczos: f64,
+    pub polish: f64,
     pub modal_stress: f64,
     pub cache: f64,
     pub total: f64,
@@ -137,36 +149,39 @@ pub struct ModalReport {
     pub stiffness_nnz: usize,
 }
 
-/// The modal basis of `mesh` in `material`: from `cache` when it holds one
-/// for the same mesh, material and settings, otherwise solved (and stored).
-pub fn analyse(
+/// Solved modes of one body, before the per-element tables are built.
+#[derive(Debug, Clone)]
+pub struct Modes {
+    pub eigenvalues: Vec<f64>,
+    pub shapes: Mat<f64>,
+    pub residuals: Vec<f64>,
+}
+
+/// The modes of `mesh` in `material`: from `cache` when it holds them for the
+/// same mesh, elastic parameters and settings, otherwise solved (and stored).
+pub fn solve_modes(
     mesh: &TetMesh,
     material: &Material,
     settings: &EigenSettings,
     cache: Option<&ModalCache>,
     on_solve: &(dyn Fn(usize) + Sync),
-) -> Result<(ModalBasis, ModalReport), ModalError> {
+) -> Result<(Modes, ModalReport), ModalError> {
     let start = Instant::now();
     let mut seconds = ModalTimings::default();
     let dofs = 3 * mesh.node_count();
     if let Some(cache) = cache {
         let t = Instant::now();
-        if let Some((eigenvalues, shapes, residuals)) = cache.load(mesh, material, settings)? {
+        if let Some(modes) = cache.load(mesh, material, settings)? {
             seconds.cache = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let basis = ModalBasis::from_modes(mesh, material, eigenvalues, shapes, residuals);
-            seconds.modal_stress = t.elapsed().as_secs_f64();
             seconds.total = start.elapsed().as_secs_f64();
-            return Ok((
-                basis,
-                ModalReport {
-                    from_cache: true,
-                    seconds,
-                    solver: None,
-                    dofs,
-                    stiffness_nnz: 0,
-                },
-            ));
+            let report = ModalReport {
+                from_cache: true,
+                seconds,
+                solver: None,
+                dofs,
+                stiffness_nnz: 0,
+            };
+            return Ok((modes, report));
         }
     }
     let t = Instant::now();
@@ -176,27 +191,43 @@ pub fn analyse(
     seconds.assembly = t.elapsed().as_secs_f64();
     let solution = lowest_modes(&stiffness, &mass, mesh.nodes(), settings, on_solve)?;
     seconds.factorization = solution.stats.factorization_s;
-    seconds.krylov = solution.stats.krylov_s;
-    seconds.deflation = solution.stats.deflation_s;
-    seconds.rayleigh_ritz = solution.stats.rayleigh_ritz_s;
+    seconds.lanczos = solution.stats.lanczos_s;
+    seconds.polish = solution.stats.polish_s;
+    let modes = Modes {
+        eigenvalues: solution.eigenvalues,
+        shapes: solution.shapes,
+        residuals: solution.residuals,
+    };
     if let Some(cache) = cache {
         let t = Instant::now();
-        cache.store(mesh, material, settings, &solution.eigenvalues, &solution.shapes, &solution.residuals)?;
+        cache.store(mesh, material, settings, &modes)?;
         seconds.cache = t.elapsed().as_secs_f64();
     }
-    let t = Instant::now();
-    let stats = solution.stats.clone();
-    let basis = ModalBasis::from_modes(mesh, material, solution.eigenvalues, solution.shapes, solution.residuals);
-    seconds.modal_stress = t.elapsed().as_secs_f64();
     seconds.total = start.elapsed().as_secs_f64();
-    Ok((
-        basis,
-        ModalReport {
-            from_cache: false,
-            seconds,
-            solver: Some(stats),
-            dofs,
-            stiffness_nnz: stiffness.compute_nnz(),
-        },
-    ))
+    let report = ModalReport {
+        from_cache: false,
+        seconds,
+        solver: Some(solution.stats),
+        dofs,
+        stiffness_nnz: stiffness.compute_nnz(),
+    };
+    Ok((modes, report))
+}
+
+/// The full modal basis (modes, dynamics, modal stresses) of `mesh` in
+/// `material`, through [`solve_modes`]; `report.seconds.modal_stress` and
+/// `total` include the table.
+pub fn analyse(
+    mesh: &TetMesh,
+    material: &Material,
+    settings: &EigenSettings,
+    cache: Option<&ModalCache>,
+    on_solve: &(dyn Fn(usize) + Sync),
+) -> Result<(ModalBasis, ModalReport), ModalError> {
+    let (modes, mut report) = solve_modes(mesh, material, settings, cache, on_solve)?;
+    let t = Instant::now();
+    let basis = ModalBasis::from_modes(mesh, material, modes);
+    report.seconds.modal_stress = t.elapsed().as_secs_f64();
+    report.seconds.total += report.seconds.modal_stress;
+    Ok((basis, report))
 }

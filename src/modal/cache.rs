@@ -3,6 +3,7 @@
 //! parameters are not in the key: they do not change the mode shapes, and the
 //! damped dynamics and modal stresses are rebuilt at load.
 
+use super::basis::Modes;
 use super::eigen::EigenSettings;
 use super::ModalError;
 use crate::config::Material;
@@ -65,7 +66,12 @@ impl ModalCache {
     }
 
     /// Where the entry for these inputs lives.
-    pub fn path_for(&self, mesh: &TetMesh, material: &Material, settings: &EigenSettings) -> PathBuf {
+    pub fn path_for(
+        &self,
+        mesh: &TetMesh,
+        material: &Material,
+        settings: &EigenSettings,
+    ) -> PathBuf {
         let key = Self::key(mesh, material, settings);
         let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
         self.dir.join(format!("{hex}.modes"))
@@ -78,7 +84,7 @@ impl ModalCache {
         mesh: &TetMesh,
         material: &Material,
         settings: &EigenSettings,
-    ) -> Result<Option<(Vec<f64>, Mat<f64>, Vec<f64>)>, ModalError> {
+    ) -> Result<Option<Modes>, ModalError> {
         let path = self.path_for(mesh, material, settings);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -103,7 +109,11 @@ impl ModalCache {
             {
                 let shapes = Mat::from_fn(rows, settings.modes, |i, j| c.shapes[j * rows + i]);
                 tracing::debug!(path = %path.display(), "modal cache hit");
-                Ok(Some((c.eigenvalues, shapes, c.residuals)))
+                Ok(Some(Modes {
+                    eigenvalues: c.eigenvalues,
+                    shapes,
+                    residuals: c.residuals,
+                }))
             }
             _ => {
                 tracing::warn!(path = %path.display(), "ignoring a damaged or stale modal cache entry");
@@ -118,16 +128,16 @@ impl ModalCache {
         mesh: &TetMesh,
         material: &Material,
         settings: &EigenSettings,
-        eigenvalues: &[f64],
-        shapes: &Mat<f64>,
-        residuals: &[f64],
+        modes: &Modes,
     ) -> Result<(), ModalError> {
+        let shapes = &modes.shapes;
         let path = self.path_for(mesh, material, settings);
         let error = |message: String| ModalError::Cache {
             path: path.clone(),
             message,
         };
-        std::fs::create_dir_all(&self.dir).map_err(|e| error(format!("cannot create the directory: {e}")))?;
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| error(format!("cannot create the directory: {e}")))?;
         let rows = shapes.nrows();
         let mut flat = Vec::with_capacity(rows * shapes.ncols());
         for j in 0..shapes.ncols() {
@@ -137,8 +147,8 @@ impl ModalCache {
             version: FORMAT_VERSION,
             key: Self::key(mesh, material, settings),
             rows: rows as u64,
-            eigenvalues: eigenvalues.to_vec(),
-            residuals: residuals.to_vec(),
+            eigenvalues: modes.eigenvalues.clone(),
+            residuals: modes.residuals.clone(),
             shapes: flat,
         };
         let bytes = postcard::to_stdvec(&entry).map_err(|e| error(e.to_string()))?;

@@ -12,24 +12,25 @@
 //!    they are projected out of A instead of being searched for: a
 //!    single-vector Krylov method can skip copies of a repeated eigenvalue,
 //!    and the rigid eigenvalue is six-fold.
-//! 3. A guard band of extra modes is computed, then a deflation pass runs the
-//!    Krylov method again on `A − Y Θ Yᵀ` (everything found removed) from a
-//!    fresh start vector: any eigenvalue it finds above the last wanted one is
-//!    a copy the first pass skipped. Passes repeat until none is found.
-//! 4. Rayleigh–Ritz on the pencil (K, M) in the span of the found vectors
-//!    refines eigenvalues and resolves repeated eigenvalues' subspaces; each
-//!    mode's residual ‖Kx − λMx‖ / ‖Kx‖ is then checked.
+//! 3. Thick-restart Lanczos ([`super::lanczos`]) finds the wanted modes plus a
+//!    guard band.
+//! 4. The Lanczos vectors, augmented by a few random vectors, go through
+//!    block inverse iteration (one multi-right-hand-side solve) and
+//!    Rayleigh–Ritz on the pencil (K, M). A copy of a repeated eigenvalue that
+//!    Lanczos skipped is present in the random vectors and grows under the
+//!    iteration like any low mode, so it surfaces as a new Ritz value; the
+//!    step repeats until every wanted mode's residual ‖Kx − λMx‖ / ‖Kx‖ is
+//!    below the tolerance.
 
+use super::lanczos::{largest_eigenpairs, LanczosSettings};
 use crate::fem::SparseMatrix;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::matrix_free::eigen::{partial_self_adjoint_eigen, partial_self_adjoint_eigen_scratch, PartialEigenParams};
-use faer::matrix_free::LinOp;
-use faer::sparse::linalg::matmul::sparse_dense_matmul;
-use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef, SymbolicCholesky};
+use faer::linalg::matmul::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::{Accum, Mat, MatMut, MatRef, Par, Side};
+use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef, SymbolicCholesky};
+use faer::sparse::linalg::matmul::sparse_dense_matmul;
+use faer::{Accum, Col, Mat, MatMut, MatRef, Par, Side};
 use nalgebra::Point3;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// What to compute, and how hard to check it.
@@ -43,8 +44,8 @@ pub struct EigenSettings {
     pub shift: f64,
     /// Largest accepted relative residual ‖Kx − λMx‖ / ‖Kx‖.
     pub residual_tolerance: f64,
-    /// Most deflation passes looking for skipped copies.
-    pub max_deflation_passes: usize,
+    /// Lanczos block size (columns solved together).
+    pub block: usize,
 }
 
 impl EigenSettings {
@@ -56,7 +57,10 @@ impl EigenSettings {
             guard: 20.max(modes / 5),
             shift: -(std::f64::consts::TAU * 10.0).powi(2),
             residual_tolerance: 1e-8,
-            max_deflation_passes: 8,
+            block: std::env::var("TESSERA_BLOCK")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(4),
         }
     }
 }
@@ -74,17 +78,22 @@ pub struct EigenSolution {
 }
 
 /// How the solve went.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct EigenStats {
     pub factorization_s: f64,
-    pub krylov_s: f64,
-    pub deflation_s: f64,
-    pub rayleigh_ritz_s: f64,
-    /// Operator applications (one sparse triangular solve pair each).
+    pub lanczos_s: f64,
+    pub polish_s: f64,
+    /// Operator applications, counted per right-hand side.
     pub solves: usize,
-    /// Deflation passes run, and modes they recovered that the first pass skipped.
-    pub deflation_passes: usize,
+    pub lanczos_restarts: usize,
+    /// Pairs Lanczos converged (of modes + guard) before polishing.
+    pub lanczos_converged: usize,
+    /// Block inverse iteration + Rayleigh–Ritz steps.
+    pub polish_steps: usize,
+    /// Wanted modes that Lanczos did not return (skipped copies of repeated
+    /// eigenvalues, or unconverged pairs) and the polish step found.
     pub recovered_modes: usize,
+    /// Entries of the Cholesky factor of K − σM.
     pub factor_nnz: usize,
 }
 
@@ -95,20 +104,40 @@ pub enum EigenError {
     NotPositiveDefinite { shift: f64 },
     #[error("the shift must be negative, got {0}")]
     BadShift(f64),
-    #[error("{wanted} elastic modes asked for, but the body has only {dofs} DOFs ({available} elastic)")]
-    TooManyModes { wanted: usize, dofs: usize, available: usize },
-    #[error("only {found} of {wanted} modes converged")]
-    NotConverged { found: usize, wanted: usize },
-    #[error("mode {mode} has residual {residual:e} > {tolerance:e}; try a larger guard band")]
-    Residual { mode: usize, residual: f64, tolerance: f64 },
+    #[error(
+        "{wanted} elastic modes asked for, but the body has only {dofs} DOFs ({available} elastic)"
+    )]
+    TooManyModes {
+        wanted: usize,
+        dofs: usize,
+        available: usize,
+    },
+    #[error("mode {mode} has residual {residual:e} > {tolerance:e} after {steps} refinement steps; try a larger guard band")]
+    Residual {
+        mode: usize,
+        residual: f64,
+        tolerance: f64,
+        steps: usize,
+    },
     #[error("the mass matrix has a non-positive entry at DOF {0}")]
     BadMass(usize),
 }
 
+/// Residual bound for Lanczos convergence, relative to the largest θ. The
+/// polish step refines the vectors afterwards, so this only needs to pin
+/// down the wanted subspace.
+const LANCZOS_TOLERANCE: f64 = 1e-10;
+/// Restarts before Lanczos hands what it has to the polish step.
+const MAX_RESTARTS: usize = 100;
+/// Random vectors added to the polish block to catch skipped copies.
+const PROBE_VECTORS: usize = 8;
+/// Block inverse iteration + Rayleigh–Ritz steps before a residual failure is final.
+const MAX_POLISH_STEPS: usize = 6;
+
 /// Computes the lowest `settings.modes` elastic modes of `(K, diag(mass))`.
 ///
 /// `nodes` are the node positions (for the rigid modes); `on_solve` is called
-/// after every operator application (for progress display).
+/// with the running count of solves (for progress display).
 pub fn lowest_modes(
     stiffness: &SparseMatrix,
     lumped_mass: &[f64],
@@ -116,12 +145,16 @@ pub fn lowest_modes(
     settings: &EigenSettings,
     on_solve: &(dyn Fn(usize) + Sync),
 ) -> Result<EigenSolution, EigenError> {
+    use rand::{Rng, SeedableRng};
     let n = lumped_mass.len();
     let sigma = settings.shift;
     if !(sigma < 0.0 && sigma.is_finite()) {
         return Err(EigenError::BadShift(sigma));
     }
-    if let Some(i) = lumped_mass.iter().position(|&m| !(m > 0.0 && m.is_finite())) {
+    if let Some(i) = lumped_mass
+        .iter()
+        .position(|&m| !(m > 0.0 && m.is_finite()))
+    {
         return Err(EigenError::BadMass(i));
     }
     let available = n.saturating_sub(6);
@@ -137,89 +170,131 @@ pub fn lowest_modes(
 
     let t = Instant::now();
     let shifted = shifted_matrix(stiffness, lumped_mass, sigma);
-    let llt = CholeskyFactor::new(&shifted, par).ok_or(EigenError::NotPositiveDefinite { shift: sigma })?;
+    let llt = CholeskyFactor::new(&shifted, par)
+        .ok_or(EigenError::NotPositiveDefinite { shift: sigma })?;
     stats.factorization_s = t.elapsed().as_secs_f64();
     stats.factor_nnz = llt.values.len();
     drop(shifted);
 
     let sqrt_mass: Vec<f64> = lumped_mass.iter().map(|m| m.sqrt()).collect();
     let rigid = rigid_basis(nodes, &sqrt_mass);
-    let counter = AtomicUsize::new(0);
-    let mut operator = ShiftInvert {
+    let operator = ShiftInvert {
         llt: &llt,
         sqrt_mass: &sqrt_mass,
         rigid: rigid.as_ref(),
-        deflated: Mat::zeros(n, 0),
-        deflated_theta: Vec::new(),
-        scale: -sigma,
-        counter: &counter,
-        on_solve,
+    };
+    let mut solves = 0usize;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x7e55e4a);
+    let random_column = |rng: &mut rand_chacha::ChaCha8Rng| {
+        let mut v = Col::<f64>::from_fn(n, |_| rng.random_range(-1.0..1.0));
+        operator.project_rigid(v.as_mat_mut());
+        v
     };
 
-    // Pass 1: wanted modes plus the guard band.
+    // Block Lanczos for the wanted modes and the guard band.
     let t = Instant::now();
-    let wanted = (settings.modes + settings.guard).min(available);
-    let (mut found_theta, mut found_vectors) = krylov_pass(&operator, wanted, 0x7e55e4a, par);
-    stats.krylov_s = t.elapsed().as_secs_f64();
-    if found_theta.len() < settings.modes {
-        return Err(EigenError::NotConverged {
-            found: found_theta.len(),
-            wanted: settings.modes,
-        });
+    let lanczos_count = (settings.modes + settings.guard).min(available);
+    let block = settings.block.clamp(1, lanczos_count);
+    let mut mem = MemBuffer::new(operator.solve_scratch(block, par));
+    let mut start = Mat::<f64>::zeros(n, block);
+    for j in 0..block {
+        start.col_mut(j).copy_from(&random_column(&mut rng));
     }
+    let mut probe_rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed);
+    let outcome = largest_eigenpairs(
+        &mut |out, x| {
+            operator.apply(out, x, par, MemStack::new(&mut mem));
+            solves += x.ncols();
+            on_solve(solves);
+        },
+        start,
+        &LanczosSettings {
+            count: lanczos_count,
+            block,
+            max_dim: (2 * lanczos_count).max(64),
+            tolerance: LANCZOS_TOLERANCE,
+            max_restarts: MAX_RESTARTS,
+        },
+        &mut |column| column.col_mut(0).copy_from(&random_column(&mut probe_rng)),
+    );
+    stats.lanczos_s = t.elapsed().as_secs_f64();
+    stats.lanczos_restarts = outcome.restarts;
+    stats.lanczos_converged = outcome.converged;
+    let lanczos_eigenvalues: Vec<f64> = outcome
+        .theta
+        .iter()
+        .map(|&theta| sigma + 1.0 / theta)
+        .collect();
 
-    // Deflation passes: anything above the last wanted θ is a skipped copy.
+    // Polish: block inverse iteration + Rayleigh–Ritz on [Lanczos vectors |
+    // probes]. Three n × width buffers: the subspace (y-space), its image,
+    // and the Ritz vectors.
     let t = Instant::now();
-    for pass in 0..settings.max_deflation_passes {
-        let cutoff = sorted_desc(&found_theta)[settings.modes - 1] * (1.0 - 1e-9);
-        operator.deflated = found_vectors.clone();
-        operator.deflated_theta = found_theta.clone();
-        let probe = 8.min(available.saturating_sub(found_theta.len()));
-        if probe == 0 {
+    let width = (lanczos_count + PROBE_VECTORS).min(available);
+    let mut subspace = Mat::<f64>::zeros(n, width);
+    subspace
+        .as_mut()
+        .get_mut(.., ..outcome.vectors.ncols())
+        .copy_from(&outcome.vectors);
+    drop(outcome);
+    for j in lanczos_count..width {
+        subspace.col_mut(j).copy_from(&random_column(&mut rng));
+    }
+    let mut mem = MemBuffer::new(operator.solve_scratch(width, par));
+    let mut image = Mat::<f64>::zeros(n, width);
+    let mut result = None;
+    for step in 1..=MAX_POLISH_STEPS {
+        operator.apply(
+            image.as_mut(),
+            subspace.as_ref(),
+            par,
+            MemStack::new(&mut mem),
+        );
+        solves += width;
+        on_solve(solves);
+        let polished = rayleigh_ritz(
+            stiffness,
+            &sqrt_mass,
+            image.as_mut(),
+            subspace.as_mut(),
+            settings.modes,
+        );
+        stats.polish_steps = step;
+        let worst = polished.residuals.iter().copied().fold(0.0, f64::max);
+        let done = worst <= settings.residual_tolerance;
+        if !done && step < MAX_POLISH_STEPS {
+            // Next subspace: the Ritz vectors, back in y = S x.
+            for j in 0..width {
+                for i in 0..n {
+                    subspace[(i, j)] = polished.vectors[(i, j)] * sqrt_mass[i];
+                }
+            }
+        }
+        result = Some(polished);
+        if done {
             break;
         }
-        let (theta, vectors) = krylov_pass(&operator, probe, 0x5eed + pass as u64, par);
-        stats.deflation_passes += 1;
-        let missed: Vec<usize> = (0..theta.len()).filter(|&i| theta[i] > cutoff).collect();
-        if missed.is_empty() {
-            break;
-        }
-        stats.recovered_modes += missed.len();
-        let mut merged = Mat::zeros(n, found_vectors.ncols() + missed.len());
-        merged.as_mut().get_mut(.., ..found_vectors.ncols()).copy_from(&found_vectors);
-        for (k, &i) in missed.iter().enumerate() {
-            merged.as_mut().col_mut(found_vectors.ncols() + k).copy_from(vectors.col(i));
-            found_theta.push(theta[i]);
-        }
-        found_vectors = merged;
     }
-    stats.deflation_s = t.elapsed().as_secs_f64();
-    operator.deflated = Mat::zeros(n, 0);
-    operator.deflated_theta.clear();
-
-    // One block inverse iteration, then Rayleigh–Ritz on (K, M).
-    let t = Instant::now();
-    let mut block = Mat::zeros(n, found_vectors.ncols());
-    {
-        let mut mem = MemBuffer::new(operator.apply_scratch(block.ncols(), par));
-        operator.apply(block.as_mut(), found_vectors.as_ref(), par, MemStack::new(&mut mem));
-    }
-    for j in 0..block.ncols() {
-        for i in 0..n {
-            block[(i, j)] /= sqrt_mass[i];
-        }
-    }
-    let (eigenvalues, shapes) = rayleigh_ritz(stiffness, lumped_mass, block.as_ref(), settings.modes);
-    stats.rayleigh_ritz_s = t.elapsed().as_secs_f64();
-    stats.solves = counter.load(Ordering::Relaxed);
-
-    let residuals = relative_residuals(stiffness, lumped_mass, &eigenvalues, shapes.as_ref());
+    let polished = result.expect("at least one polish step");
+    let shapes = polished
+        .vectors
+        .as_ref()
+        .get(.., ..settings.modes)
+        .to_owned();
+    let (eigenvalues, residuals) = (
+        polished.values[..settings.modes].to_vec(),
+        polished.residuals,
+    );
+    stats.polish_s = t.elapsed().as_secs_f64();
+    stats.solves = solves;
+    stats.recovered_modes = unmatched(&eigenvalues, &lanczos_eigenvalues, 1e-6);
     for (mode, &residual) in residuals.iter().enumerate() {
         if !(residual <= settings.residual_tolerance) {
             return Err(EigenError::Residual {
                 mode,
                 residual,
                 tolerance: settings.residual_tolerance,
+                steps: stats.polish_steps,
             });
         }
     }
@@ -231,10 +306,23 @@ pub fn lowest_modes(
     })
 }
 
-fn sorted_desc(values: &[f64]) -> Vec<f64> {
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| b.total_cmp(a));
-    v
+/// How many of `values` have no partner in `reference` within `relative`
+/// (each partner used once; both ascending).
+fn unmatched(values: &[f64], reference: &[f64], relative: f64) -> usize {
+    let mut reference: Vec<f64> = reference.to_vec();
+    reference.sort_by(f64::total_cmp);
+    let mut used = vec![false; reference.len()];
+    values
+        .iter()
+        .filter(|&&v| {
+            let hit = (0..reference.len())
+                .find(|&i| !used[i] && (reference[i] - v).abs() <= relative * v.abs());
+            if let Some(i) = hit {
+                used[i] = true;
+            }
+            hit.is_none()
+        })
+        .count()
 }
 
 /// A sparse Cholesky factor (AMD ordering, simplicial or supernodal as faer
@@ -249,10 +337,16 @@ struct CholeskyFactor {
 impl CholeskyFactor {
     /// `None` when the matrix is not positive definite.
     fn new(matrix: &SparseMatrix, par: Par) -> Option<Self> {
-        let symbolic =
-            factorize_symbolic_cholesky(matrix.symbolic(), Side::Lower, Default::default(), Default::default()).ok()?;
+        let symbolic = factorize_symbolic_cholesky(
+            matrix.symbolic(),
+            Side::Lower,
+            Default::default(),
+            Default::default(),
+        )
+        .ok()?;
         let mut values = vec![0.0; symbolic.len_val()];
-        let mut mem = MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
+        let mut mem =
+            MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
         symbolic
             .factorize_numeric_llt(
                 &mut values,
@@ -272,7 +366,12 @@ impl CholeskyFactor {
     }
 
     fn solve_in_place(&self, rhs: MatMut<'_, f64>, par: Par, stack: &mut MemStack) {
-        LltRef::new(&self.symbolic, &self.values).solve_in_place_with_conj(faer::Conj::No, rhs, par, stack);
+        LltRef::new(&self.symbolic, &self.values).solve_in_place_with_conj(
+            faer::Conj::No,
+            rhs,
+            par,
+            stack,
+        );
     }
 }
 
@@ -294,7 +393,10 @@ fn shifted_matrix(stiffness: &SparseMatrix, mass: &[f64], sigma: f64) -> SparseM
 /// infinitesimal rotations about the centroid.
 fn rigid_basis(nodes: &[Point3<f64>], sqrt_mass: &[f64]) -> Mat<f64> {
     let n = sqrt_mass.len();
-    let centroid = nodes.iter().fold(nalgebra::Vector3::zeros(), |acc, p| acc + p.coords) / nodes.len() as f64;
+    let centroid = nodes
+        .iter()
+        .fold(nalgebra::Vector3::zeros(), |acc, p| acc + p.coords)
+        / nodes.len() as f64;
     let mut basis = Mat::<f64>::zeros(n, 6);
     for (node, p) in nodes.iter().enumerate() {
         let r = p.coords - centroid;
@@ -334,51 +436,39 @@ fn orthonormalize(q: &mut Mat<f64>) {
     }
 }
 
-/// `(K − σM)⁻¹` symmetrised by `S = M^½`, with the rigid modes projected out
-/// and the found modes deflated, scaled by `−σ` so the rigid eigenvalue
-/// would be 1 and the tolerance below is relative.
+/// `(K − σM)⁻¹` symmetrised by `S = M^½`, with the rigid modes projected
+/// out: `A = P S (K − σM)⁻¹ S P`, `P = I − R Rᵀ`.
 struct ShiftInvert<'a> {
     llt: &'a CholeskyFactor,
     sqrt_mass: &'a [f64],
     rigid: MatRef<'a, f64>,
-    deflated: Mat<f64>,
-    deflated_theta: Vec<f64>,
-    scale: f64,
-    counter: &'a AtomicUsize,
-    on_solve: &'a (dyn Fn(usize) + Sync),
-}
-
-impl std::fmt::Debug for ShiftInvert<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ShiftInvert")
-            .field("dofs", &self.sqrt_mass.len())
-            .field("deflated", &self.deflated.ncols())
-            .field("scale", &self.scale)
-            .finish()
-    }
 }
 
 impl ShiftInvert<'_> {
     fn project_rigid(&self, mut x: MatMut<'_, f64>) {
         let coefficients = self.rigid.transpose() * x.rb();
-        faer::linalg::matmul::matmul(x.rb_mut(), Accum::Add, self.rigid, coefficients.as_ref(), -1.0, Par::Seq);
+        matmul(
+            x.rb_mut(),
+            Accum::Add,
+            self.rigid,
+            coefficients.as_ref(),
+            -1.0,
+            Par::Seq,
+        );
     }
-}
 
-impl LinOp<f64> for ShiftInvert<'_> {
-    fn apply_scratch(&self, rhs_ncols: usize, par: Par) -> StackReq {
+    fn solve_scratch(&self, rhs_ncols: usize, par: Par) -> StackReq {
         self.llt.solve_scratch(rhs_ncols, par)
     }
 
-    fn nrows(&self) -> usize {
-        self.sqrt_mass.len()
-    }
-
-    fn ncols(&self) -> usize {
-        self.sqrt_mass.len()
-    }
-
-    fn apply(&self, mut out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, par: Par, stack: &mut MemStack) {
+    /// `out = A rhs` for every column.
+    fn apply(
+        &self,
+        mut out: MatMut<'_, f64>,
+        rhs: MatRef<'_, f64>,
+        par: Par,
+        stack: &mut MemStack,
+    ) {
         out.copy_from(rhs);
         self.project_rigid(out.rb_mut());
         for j in 0..out.ncols() {
@@ -389,115 +479,135 @@ impl LinOp<f64> for ShiftInvert<'_> {
         self.llt.solve_in_place(out.rb_mut(), par, stack);
         for j in 0..out.ncols() {
             for i in 0..out.nrows() {
-                out[(i, j)] *= self.sqrt_mass[i] * self.scale;
+                out[(i, j)] *= self.sqrt_mass[i];
             }
         }
         self.project_rigid(out.rb_mut());
-        if self.deflated.ncols() > 0 {
-            let mut coefficients = self.deflated.transpose() * rhs;
-            for (k, theta) in self.deflated_theta.iter().enumerate() {
-                for j in 0..coefficients.ncols() {
-                    coefficients[(k, j)] *= theta * self.scale;
-                }
-            }
-            faer::linalg::matmul::matmul(
-                out.rb_mut(),
-                Accum::Add,
-                self.deflated.as_ref(),
-                coefficients.as_ref(),
-                -1.0,
-                Par::Seq,
-            );
-        }
-        let done = self.counter.fetch_add(out.ncols(), Ordering::Relaxed) + out.ncols();
-        (self.on_solve)(done);
-    }
-
-    fn conj_apply(&self, out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, par: Par, stack: &mut MemStack) {
-        self.apply(out, rhs, par, stack)
     }
 }
 
-/// One Krylov–Schur run for the `count` largest θ; returns only converged pairs.
-fn krylov_pass(operator: &ShiftInvert, count: usize, seed: u64, par: Par) -> (Vec<f64>, Mat<f64>) {
-    use rand::{Rng, SeedableRng};
-    let n = operator.nrows();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut start = Mat::<f64>::from_fn(n, 1, |_, _| rng.random_range(-1.0..1.0));
-    operator.project_rigid(start.as_mut());
-    if let Some(deflated) = (operator.deflated.ncols() > 0).then_some(&operator.deflated) {
-        let c = deflated.transpose() * start.as_ref();
-        faer::linalg::matmul::matmul(start.as_mut(), Accum::Add, deflated.as_ref(), c.as_ref(), -1.0, Par::Seq);
-    }
-    let norm = start.col(0).norm_l2();
-    start.col_mut(0).iter_mut().for_each(|v| *v /= norm);
+/// Ritz pairs of one polish step.
+struct Polished {
+    /// All Ritz values, ascending.
+    values: Vec<f64>,
+    /// All Ritz vectors (x-space), M-orthonormal.
+    vectors: Mat<f64>,
+    /// Relative residuals of the first `wanted`.
+    residuals: Vec<f64>,
+}
 
-    let params = PartialEigenParams {
-        max_dim: (2 * count).max(64).min(n),
-        ..Default::default()
-    };
-    let mut vectors = Mat::<f64>::zeros(n, count);
-    let mut theta = vec![0.0; count];
-    let mut mem = MemBuffer::new(partial_self_adjoint_eigen_scratch(operator, count, par, params));
-    // Residuals are absolute in θ; θ ≤ 1 after scaling, and the wanted θ are
-    // ~ −σ/λ, so the tolerance is set relative to the smallest θ expected to
-    // matter (1e-6 of the largest).
-    let info = partial_self_adjoint_eigen(
-        vectors.as_mut(),
-        &mut theta,
-        operator,
-        start.col(0),
-        1e-14,
+/// Rayleigh–Ritz on (K, M) in the span of `image` (y-space columns, `y = S x`).
+/// `image` and `scratch` are overwritten.
+fn rayleigh_ritz(
+    stiffness: &SparseMatrix,
+    sqrt_mass: &[f64],
+    mut image: MatMut<'_, f64>,
+    mut scratch: MatMut<'_, f64>,
+    wanted: usize,
+) -> Polished {
+    let (n, p) = (image.nrows(), image.ncols());
+    let par = Par::rayon(0);
+    // With x = S⁻¹ y: xᵀ M x = yᵀ y (M = S²), so Mr needs no mass scaling.
+    let mut mr = Mat::<f64>::zeros(p, p);
+    matmul(
+        mr.as_mut(),
+        Accum::Replace,
+        image.rb().transpose(),
+        image.rb(),
+        1.0,
         par,
-        MemStack::new(&mut mem),
-        params,
     );
-    let converged = info.n_converged_eigen.min(count);
-    let mut order: Vec<usize> = (0..converged).filter(|&i| theta[i] > 0.0).collect();
-    order.sort_by(|&a, &b| theta[b].total_cmp(&theta[a]));
-    let mut out = Mat::zeros(n, order.len());
-    for (k, &i) in order.iter().enumerate() {
-        out.col_mut(k).copy_from(vectors.col(i));
-    }
-    (order.iter().map(|&i| theta[i] / operator.scale).collect(), out)
-}
-
-/// Rayleigh–Ritz on (K, M) in the span of `basis` (x-space columns): the
-/// `count` lowest Ritz pairs, M-orthonormal.
-fn rayleigh_ritz(stiffness: &SparseMatrix, mass: &[f64], basis: MatRef<'_, f64>, count: usize) -> (Vec<f64>, Mat<f64>) {
-    let n = basis.nrows();
-    let p = basis.ncols();
-    let mut k_basis = Mat::zeros(n, p);
-    sparse_dense_matmul(k_basis.as_mut(), Accum::Replace, stiffness.as_ref(), basis, 1.0, Par::rayon(0));
-    let mut m_basis = basis.to_owned();
     for j in 0..p {
         for i in 0..n {
-            m_basis[(i, j)] *= mass[i];
+            image[(i, j)] /= sqrt_mass[i];
         }
     }
-    let kr = basis.transpose() * k_basis.as_ref();
-    let mr = basis.transpose() * m_basis.as_ref();
+    let x = image;
+    sparse_dense_matmul(
+        scratch.rb_mut(),
+        Accum::Replace,
+        stiffness.as_ref(),
+        x.rb(),
+        1.0,
+        par,
+    );
+    let mut kr = Mat::<f64>::zeros(p, p);
+    matmul(
+        kr.as_mut(),
+        Accum::Replace,
+        x.rb().transpose(),
+        scratch.rb(),
+        1.0,
+        par,
+    );
     let kr = nalgebra::DMatrix::from_fn(p, p, |i, j| 0.5 * (kr[(i, j)] + kr[(j, i)]));
     let mr = nalgebra::DMatrix::from_fn(p, p, |i, j| 0.5 * (mr[(i, j)] + mr[(j, i)]));
     // Kr c = λ Mr c with Mr = L Lᵀ: (L⁻¹ Kr L⁻ᵀ) w = λ w, c = L⁻ᵀ w.
-    let l = nalgebra::Cholesky::new(mr).expect("Ritz basis is linearly independent").l();
-    let l_inv = l.clone().try_inverse().expect("Cholesky factor is invertible");
+    let l = nalgebra::Cholesky::new(mr)
+        .expect("Ritz basis is linearly independent")
+        .l();
+    let l_inv = l.try_inverse().expect("Cholesky factor is invertible");
     let reduced = &l_inv * kr * l_inv.transpose();
-    let reduced = 0.5 * (&reduced + reduced.transpose());
-    let eig = nalgebra::SymmetricEigen::new(reduced);
+    let eig = nalgebra::SymmetricEigen::new(0.5 * (&reduced + reduced.transpose()));
     let mut order: Vec<usize> = (0..p).collect();
     order.sort_by(|&a, &b| eig.eigenvalues[a].total_cmp(&eig.eigenvalues[b]));
-    order.truncate(count);
     let coefficients = l_inv.transpose() * &eig.eigenvectors;
-    let c = Mat::from_fn(p, order.len(), |i, k| coefficients[(i, order[k])]);
-    let shapes = basis * c.as_ref();
-    (order.iter().map(|&i| eig.eigenvalues[i]).collect(), shapes)
+    let c = Mat::from_fn(p, p, |i, k| coefficients[(i, order[k])]);
+    let values: Vec<f64> = order.iter().map(|&i| eig.eigenvalues[i]).collect();
+    let mut vectors = Mat::<f64>::zeros(n, p);
+    matmul(
+        vectors.as_mut(),
+        Accum::Replace,
+        x.rb(),
+        c.as_ref(),
+        1.0,
+        par,
+    );
+    // K·(X c) = (K X) c: the residuals need no second sparse product.
+    let mut k_vectors = x;
+    matmul(
+        k_vectors.rb_mut().get_mut(.., ..wanted),
+        Accum::Replace,
+        scratch.rb(),
+        c.as_ref().get(.., ..wanted),
+        1.0,
+        par,
+    );
+    let residuals = (0..wanted)
+        .map(|j| {
+            let (mut r2, mut k2) = (0.0, 0.0);
+            for i in 0..n {
+                let kx = k_vectors[(i, j)];
+                let r = kx - values[j] * sqrt_mass[i] * sqrt_mass[i] * vectors[(i, j)];
+                r2 += r * r;
+                k2 += kx * kx;
+            }
+            (r2 / k2).sqrt()
+        })
+        .collect();
+    Polished {
+        values,
+        vectors,
+        residuals,
+    }
 }
 
 /// ‖Kx − λMx‖ / ‖Kx‖ for each column.
-pub fn relative_residuals(stiffness: &SparseMatrix, mass: &[f64], eigenvalues: &[f64], shapes: MatRef<'_, f64>) -> Vec<f64> {
+pub fn relative_residuals(
+    stiffness: &SparseMatrix,
+    mass: &[f64],
+    eigenvalues: &[f64],
+    shapes: MatRef<'_, f64>,
+) -> Vec<f64> {
     let mut k_shapes = Mat::zeros(shapes.nrows(), shapes.ncols());
-    sparse_dense_matmul(k_shapes.as_mut(), Accum::Replace, stiffness.as_ref(), shapes, 1.0, Par::rayon(0));
+    sparse_dense_matmul(
+        k_shapes.as_mut(),
+        Accum::Replace,
+        stiffness.as_ref(),
+        shapes,
+        1.0,
+        Par::rayon(0),
+    );
     (0..shapes.ncols())
         .map(|j| {
             let (mut r2, mut k2) = (0.0, 0.0);

@@ -5,11 +5,14 @@
 mod basis;
 mod cache;
 mod eigen;
+mod lanczos;
 mod response;
 
-pub use basis::{analyse, ModalBasis, ModalReport, ModalTimings};
+pub use basis::{analyse, solve_modes, ModalBasis, ModalReport, ModalTimings, Modes};
 pub use cache::{default_cache_dir, ModalCache};
-pub use eigen::{lowest_modes, relative_residuals, EigenError, EigenSettings, EigenSolution, EigenStats};
+pub use eigen::{
+    lowest_modes, relative_residuals, EigenError, EigenSettings, EigenSolution, EigenStats,
+};
 pub use response::{ModalState, ModeDynamics};
 
 /// Why a modal basis could not be had.
@@ -18,5 +21,8 @@ pub enum ModalError {
     #[error(transparent)]
     Eigen(#[from] EigenError),
     #[error("modal cache {path}: {message}")]
-    Cache { path: std::path::PathBuf, message: String },
+    Cache {
+        path: std::path::PathBuf,
+        message: String,
+    },
 }

@@ -94,7 +94,10 @@ impl ModeDynamics {
             let slow = ((a + k) * t).exp();
             let fast = ((a - k) * t).exp();
             // e^{at} sinh(kt)/k = e^{(a−k)t} (e^{2kt} − 1) / 2k
-            (0.5 * (slow + fast), fast * (2.0 * k * t).exp_m1() / (2.0 * k))
+            (
+                0.5 * (slow + fast),
+                fast * (2.0 * k * t).exp_m1() / (2.0 * k),
+            )
         }
     }
 
