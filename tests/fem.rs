@@ -1,0 +1,227 @@
+//! Linear tetrahedral FEM: element properties, assembly, closed-form checks.
+
+mod common;
+
+use common::{material, rel};
+use faer::linalg::solvers::Solve;
+use faer::sparse::{SparseColMat, Triplet};
+use faer::{Mat, Side};
+use nalgebra::{Matrix3, Point3, SMatrix, Vector3};
+use rand::{Rng, SeedableRng};
+use tessera::fem::*;
+use tessera::mesh::{box_mesh, Jitter, TetMesh};
+
+fn random_tet(rng: &mut impl Rng) -> [Point3<f64>; 4] {
+    loop {
+        let p: [Point3<f64>; 4] =
+            std::array::from_fn(|_| Point3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)));
+        if let Some(e) = TetElement::new(&p) {
+            if e.volume > 0.05 {
+                return p;
+            }
+        }
+    }
+}
+
+fn dense_element_stiffness(element: &TetElement, lambda: f64, mu: f64) -> SMatrix<f64, 12, 12> {
+    let blocks = element_stiffness(element, lambda, mu);
+    SMatrix::<f64, 12, 12>::from_fn(|i, j| blocks[i / 3][j / 3][(i % 3, j % 3)])
+}
+
+#[test]
+fn element_stiffness_is_symmetric_psd_with_six_zero_modes_and_equals_btcb() {
+    let glass = material("soda-lime-glass");
+    let (lambda, mu) = glass.lame();
+    let c = constitutive_matrix(&glass);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    for _ in 0..50 {
+        let element = TetElement::new(&random_tet(&mut rng)).unwrap();
+        let k = dense_element_stiffness(&element, lambda, mu);
+        let b = element.b_matrix();
+        let btcb = element.volume * b.transpose() * c * b;
+        let scale = k.norm();
+        assert!((k - btcb).norm() <= 1e-12 * scale, "block formula differs from V·BᵀCB");
+        assert!((k - k.transpose()).norm() <= 1e-14 * scale);
+        let eig = k.symmetric_eigen();
+        let zeros = eig.eigenvalues.iter().filter(|&&l| l.abs() <= 1e-10 * scale).count();
+        assert_eq!(zeros, 6, "eigenvalues {:?}", eig.eigenvalues);
+        assert!(eig.eigenvalues.iter().all(|&l| l > -1e-10 * scale));
+    }
+}
+
+/// The six rigid motions of `mesh` as node-major vectors.
+fn rigid_motions(mesh: &TetMesh) -> Vec<Vec<f64>> {
+    let mut motions = Vec::new();
+    for axis in 0..3 {
+        let e = Vector3::ith(axis, 1.0);
+        motions.push(mesh.nodes().iter().flat_map(|_| [e.x, e.y, e.z]).collect());
+        motions.push(
+            mesh.nodes()
+                .iter()
+                .flat_map(|p| {
+                    let r = e.cross(&p.coords);
+                    [r.x, r.y, r.z]
+                })
+                .collect(),
+        );
+    }
+    motions
+}
+
+fn matvec(m: &SparseMatrix, x: &[f64]) -> Vec<f64> {
+    let xm = Mat::from_fn(x.len(), 1, |i, _| x[i]);
+    let y = m * &xm;
+    (0..x.len()).map(|i| y[(i, 0)]).collect()
+}
+
+fn jittered_box() -> TetMesh {
+    box_mesh([0.1, 0.07, 0.05], [5, 4, 3], Some(Jitter { fraction: 0.25, seed: 11 })).unwrap()
+}
+
+#[test]
+fn assembled_stiffness_annihilates_rigid_motions_and_mass_sums_to_rho_v() {
+    let mesh = jittered_box();
+    let porcelain = material("porcelain");
+    let pattern = DofPattern::new(&mesh);
+    let k = assemble_stiffness(&mesh, &pattern, &porcelain);
+    let k_scale = k.val().iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    for motion in rigid_motions(&mesh) {
+        let f = matvec(&k, &motion);
+        let worst = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        assert!(worst <= 1e-12 * k_scale, "rigid motion produces force {worst}");
+    }
+    let expected = porcelain.density_kg_m3 * mesh.volume();
+    let lumped = lumped_mass(&mesh, porcelain.density_kg_m3);
+    for axis in 0..3 {
+        let total: f64 = lumped.iter().skip(axis).step_by(3).sum();
+        assert!(rel(total, expected) < 1e-13);
+    }
+    let consistent = assemble_consistent_mass(&mesh, &pattern, porcelain.density_kg_m3);
+    for motion in rigid_motions(&mesh).iter().step_by(2) {
+        // uᵀ M u for a unit translation is the total mass.
+        let mu = matvec(&consistent, motion);
+        let total: f64 = mu.iter().zip(motion).map(|(a, b)| a * b).sum();
+        assert!(rel(total, expected) < 1e-13);
+    }
+}
+
+#[test]
+fn patch_test_affine_displacement_gives_exact_strain_and_no_interior_force() {
+    let mesh = jittered_box();
+    let tile = material("ceramic-tile");
+    let g = Matrix3::new(1e-3, 2e-4, -3e-4, 5e-4, -2e-3, 1e-4, 0.0, 7e-4, 4e-4);
+    let c = Vector3::new(1e-3, -2e-3, 5e-4);
+    let u: Vec<Vector3<f64>> = mesh.nodes().iter().map(|p| g * p.coords + c).collect();
+    let expected_strain = Voigt::from([g[(0, 0)], g[(1, 1)], g[(2, 2)], g[(1, 2)] + g[(2, 1)], g[(0, 2)] + g[(2, 0)], g[(0, 1)] + g[(1, 0)]]);
+    for t in 0..mesh.tet_count() {
+        let element = TetElement::new(&mesh.tet_points(t)).unwrap();
+        let ue = mesh.tets()[t].map(|n| u[n as usize]);
+        let strain = element.strain(&ue);
+        assert!((strain - expected_strain).norm() <= 1e-12 * expected_strain.norm(), "tet {t}");
+    }
+    let pattern = DofPattern::new(&mesh);
+    let k = assemble_stiffness(&mesh, &pattern, &tile);
+    let flat: Vec<f64> = u.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
+    let f = matvec(&k, &flat);
+    let boundary = mesh.topology().boundary_nodes();
+    let scale = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    for n in 0..mesh.node_count() {
+        if boundary.binary_search(&(n as u32)).is_err() {
+            for axis in 0..3 {
+                assert!(f[3 * n + axis].abs() <= 1e-10 * scale, "interior node {n} force {}", f[3 * n + axis]);
+            }
+        }
+    }
+}
+
+#[test]
+fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
+    let (length, side) = (0.2, 0.02);
+    let mesh = box_mesh([length, side, side], [10, 3, 3], Some(Jitter { fraction: 0.2, seed: 5 })).unwrap();
+    let glass = material("soda-lime-glass");
+    let pattern = DofPattern::new(&mesh);
+    let k = assemble_stiffness(&mesh, &pattern, &glass);
+    let n = 3 * mesh.node_count();
+    let force_n = 1000.0;
+    let area = side * side;
+    // Consistent nodal loads of the traction F/A on the face x = L.
+    let mut f = vec![0.0; n];
+    for face in &mesh.topology().boundary_faces {
+        let p = face.nodes.map(|i| mesh.nodes()[i as usize]);
+        if p.iter().all(|q| (q.x - length).abs() < 1e-12) {
+            let tri_area = 0.5 * (p[1] - p[0]).cross(&(p[2] - p[0])).norm();
+            for &node in &face.nodes {
+                f[3 * node as usize] += force_n / area * tri_area / 3.0;
+            }
+        }
+    }
+    // Rollers: u_x = 0 on x = 0; u_y = u_z = 0 at the origin; u_z = 0 at (0, side, 0).
+    let at = |x: f64, y: f64, z: f64| {
+        mesh.nodes().iter().position(|p| (p - Point3::new(x, y, z)).norm() < 1e-12).unwrap()
+    };
+    let mut fixed = vec![false; n];
+    for (i, p) in mesh.nodes().iter().enumerate() {
+        if p.x.abs() < 1e-12 {
+            fixed[3 * i] = true;
+        }
+    }
+    let origin = at(0.0, 0.0, 0.0);
+    fixed[3 * origin + 1] = true;
+    fixed[3 * origin + 2] = true;
+    fixed[3 * at(0.0, side, 0.0) + 2] = true;
+    let free: Vec<usize> = (0..n).filter(|&i| !fixed[i]).collect();
+    let mut index = vec![usize::MAX; n];
+    for (r, &i) in free.iter().enumerate() {
+        index[i] = r;
+    }
+    let mut triplets = Vec::new();
+    let kr = k.as_ref();
+    for j in 0..n {
+        for (&i, &v) in kr.row_idx_of_col_raw(j).iter().zip(kr.val_of_col(j)) {
+            if index[i] != usize::MAX && index[j] != usize::MAX {
+                triplets.push(Triplet::new(index[i], index[j], v));
+            }
+        }
+    }
+    let reduced = SparseColMat::<usize, f64>::try_new_from_triplets(free.len(), free.len(), &triplets).unwrap();
+    let llt = reduced.sp_cholesky(Side::Lower).unwrap();
+    let mut rhs = Mat::from_fn(free.len(), 1, |r, _| f[free[r]]);
+    llt.solve_in_place(rhs.as_mut());
+    let mut u = vec![Vector3::zeros(); mesh.node_count()];
+    for (r, &i) in free.iter().enumerate() {
+        u[i / 3][i % 3] = rhs[(r, 0)];
+    }
+    let c = constitutive_matrix(&glass);
+    let expected = force_n / area;
+    for t in 0..mesh.tet_count() {
+        let element = TetElement::new(&mesh.tet_points(t)).unwrap();
+        let stress = c * element.strain(&mesh.tets()[t].map(|n| u[n as usize]));
+        assert!(rel(stress[0], expected) < 1e-8, "tet {t}: σxx = {} vs {expected}", stress[0]);
+        for k in 1..6 {
+            assert!(stress[k].abs() < 1e-8 * expected, "tet {t}: component {k} = {}", stress[k]);
+        }
+        let (principal, directions) = principal_stresses(&stress);
+        assert!(rel(principal[0], expected) < 1e-8);
+        assert!(directions.column(0).x.abs() > 1.0 - 1e-9, "largest principal stress along the bar axis");
+    }
+}
+
+#[test]
+fn principal_stresses_and_energy_density() {
+    // diag(3, 1, 2) MPa rotated by 30° about z.
+    let (s, co) = (0.5f64, 3f64.sqrt() / 2.0);
+    let r = Matrix3::new(co, -s, 0.0, s, co, 0.0, 0.0, 0.0, 1.0);
+    let d = Matrix3::from_diagonal(&Vector3::new(3e6, 1e6, 2e6));
+    let t = r * d * r.transpose();
+    let voigt = Voigt::from([t[(0, 0)], t[(1, 1)], t[(2, 2)], t[(1, 2)], t[(0, 2)], t[(0, 1)]]);
+    let (values, directions) = principal_stresses(&voigt);
+    assert!((values - Vector3::new(3e6, 2e6, 1e6)).norm() < 1e-6);
+    assert!(directions.column(0).dot(&r.column(0)).abs() > 1.0 - 1e-12);
+    assert!((stress_tensor(&voigt) - t).norm() < 1e-6);
+
+    let glass = material("soda-lime-glass");
+    let c = constitutive_matrix(&glass);
+    let strain = Voigt::from([1e-4, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    let stress = c * strain;
+    assert!(rel(strain_energy_density(&strain, &c), 0.5 * stress[0] * 1e-4) < 1e-14);
+}

@@ -1,0 +1,263 @@
+//! Modal analysis: eigensolver against dense LAPACK-style reference and beam
+//! theory, analytic modal response against numerical integration, cache.
+
+mod common;
+
+use common::{material, rel};
+use nalgebra::DMatrix;
+use tessera::config::Material;
+use tessera::fem::{assemble_stiffness, constitutive_matrix, lumped_mass, DofPattern, TetElement};
+use tessera::mesh::{box_mesh, TetMesh};
+use tessera::modal::*;
+
+fn solve(mesh: &TetMesh, material: &Material, modes: usize) -> EigenSolution {
+    let pattern = DofPattern::new(mesh);
+    let k = assemble_stiffness(mesh, &pattern, material);
+    let m = lumped_mass(mesh, material.density_kg_m3);
+    lowest_modes(&k, &m, mesh.nodes(), &EigenSettings::new(modes), &|_| {}).unwrap()
+}
+
+/// All eigenvalues of (K, diag m) by a dense symmetric eigensolve of M^-½ K M^-½.
+fn dense_eigenvalues(mesh: &TetMesh, material: &Material) -> Vec<f64> {
+    let pattern = DofPattern::new(mesh);
+    let k = assemble_stiffness(mesh, &pattern, material);
+    let m = lumped_mass(mesh, material.density_kg_m3);
+    let n = m.len();
+    let mut dense = DMatrix::<f64>::zeros(n, n);
+    let kr = k.as_ref();
+    for j in 0..n {
+        for (&i, &v) in kr.row_idx_of_col_raw(j).iter().zip(kr.val_of_col(j)) {
+            dense[(i, j)] = v / (m[i] * m[j]).sqrt();
+        }
+    }
+    let mut values: Vec<f64> = dense.symmetric_eigen().eigenvalues.iter().copied().collect();
+    values.sort_by(f64::total_cmp);
+    values
+}
+
+#[test]
+fn symmetric_cube_matches_dense_solver_including_repeated_eigenvalues() {
+    // A cube with equal cell counts: the Kuhn split is invariant under axis
+    // permutations, so the spectrum has exactly repeated eigenvalues.
+    let mesh = box_mesh([0.05, 0.05, 0.05], [4, 4, 4], None).unwrap();
+    let glass = material("soda-lime-glass");
+    let reference = dense_eigenvalues(&mesh, &glass);
+    let scale = reference.last().copied().unwrap();
+    assert!(reference[..6].iter().all(|l| l.abs() < 1e-9 * scale), "six rigid modes");
+    let wanted = 40;
+    let elastic = &reference[6..6 + wanted];
+    let repeated = elastic.windows(2).filter(|w| rel(w[0], w[1]) < 1e-9).count();
+    assert!(repeated >= 5, "the test needs repeated eigenvalues; found {repeated}");
+
+    let solution = solve(&mesh, &glass, wanted);
+    for (i, (ours, theirs)) in solution.eigenvalues.iter().zip(elastic).enumerate() {
+        assert!(rel(*ours, *theirs) < 1e-9, "mode {i}: {ours} vs {theirs}");
+    }
+    assert!(solution.residuals.iter().all(|&r| r <= 1e-8));
+}
+
+#[test]
+fn modes_are_mass_orthonormal_and_free_of_rigid_motion() {
+    let mesh = box_mesh([0.2, 0.1, 0.02], [10, 5, 2], Some(tessera::mesh::Jitter { fraction: 0.2, seed: 2 })).unwrap();
+    let tile = material("ceramic-tile");
+    let solution = solve(&mesh, &tile, 20);
+    let m = lumped_mass(&mesh, tile.density_kg_m3);
+    let x = &solution.shapes;
+    for a in 0..x.ncols() {
+        for b in 0..x.ncols() {
+            let dot: f64 = (0..m.len()).map(|i| x[(i, a)] * m[i] * x[(i, b)]).sum();
+            let expected = if a == b { 1.0 } else { 0.0 };
+            assert!((dot - expected).abs() < 1e-10, "xᵀMx[{a},{b}] = {dot}");
+        }
+        // Zero linear momentum: Σ m_i x_i = 0 per axis.
+        for axis in 0..3 {
+            let momentum: f64 = (axis..m.len()).step_by(3).map(|i| m[i] * x[(i, a)]).sum();
+            assert!(momentum.abs() < 1e-10, "mode {a} carries momentum {momentum}");
+        }
+    }
+    assert!(solution.eigenvalues.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn free_free_beam_converges_to_euler_bernoulli() {
+    // A square 2 × 2 cm glass bar 50 cm long: bending frequencies
+    // f_n = (β_n L)² √(EI / ρAL⁴) / 2π with β_n L = 4.7300, 7.8532, 10.9956,
+    // each appearing twice (two bending planes).
+    let glass = material("soda-lime-glass");
+    let (length, side) = (0.5f64, 0.02f64);
+    let inertia = side.powi(4) / 12.0;
+    let area = side * side;
+    let analytic: Vec<f64> = [4.7300f64, 7.8532, 10.9956]
+        .iter()
+        .map(|b| b * b * (glass.youngs_modulus_pa * inertia / (glass.density_kg_m3 * area * length.powi(4))).sqrt() / std::f64::consts::TAU)
+        .collect();
+    let mut errors = Vec::new();
+    for cells in [[50, 2, 2], [100, 4, 4], [200, 8, 8]] {
+        let mesh = box_mesh([length, side, side], cells, None).unwrap();
+        let solution = solve(&mesh, &glass, 8);
+        let bending = bending_frequencies(&mesh, &solution);
+        assert!(bending.len() >= 6, "found {} bending modes", bending.len());
+        let worst = (0..6).map(|i| rel(bending[i], analytic[i / 2])).fold(0.0, f64::max);
+        errors.push(worst);
+    }
+    assert!(errors[0] > errors[1] && errors[1] > errors[2], "errors do not decrease: {errors:?}");
+    assert!(errors[2] < 0.05, "finest mesh error {:.3} above 5 %", errors[2]);
+}
+
+/// Frequencies (Hz) of the modes whose displacement is a cross-section
+/// translation (bending), not a twist or an axial stretch.
+fn bending_frequencies(mesh: &TetMesh, solution: &EigenSolution) -> Vec<f64> {
+    let mut stations: Vec<i64> = mesh.nodes().iter().map(|p| (p.x * 1e6).round() as i64).collect();
+    stations.sort();
+    stations.dedup();
+    let mut out = Vec::new();
+    for (j, &lambda) in solution.eigenvalues.iter().enumerate() {
+        let mut sums = std::collections::HashMap::<i64, (f64, f64, usize)>::new();
+        let (mut transverse, mut axial) = (0.0, 0.0);
+        for (n, p) in mesh.nodes().iter().enumerate() {
+            let (ux, uy, uz) = (solution.shapes[(3 * n, j)], solution.shapes[(3 * n + 1, j)], solution.shapes[(3 * n + 2, j)]);
+            let e = sums.entry((p.x * 1e6).round() as i64).or_default();
+            e.0 += uy;
+            e.1 += uz;
+            e.2 += 1;
+            transverse += uy * uy + uz * uz;
+            axial += ux * ux;
+        }
+        let coherent: f64 = sums.values().map(|(y, z, c)| (y * y + z * z) / *c as f64).sum();
+        if coherent > 0.9 * transverse && transverse > axial {
+            out.push(lambda.sqrt() / std::f64::consts::TAU);
+        }
+    }
+    out
+}
+
+/// Fine RK4 integration of z̈ + c ż + λ z = g.
+fn rk4(dynamics: &ModeDynamics, state: ModalState, force: f64, duration: f64, steps: usize) -> ModalState {
+    let h = duration / steps as f64;
+    let f = |z: f64, v: f64| (v, force - dynamics.damping * v - dynamics.eigenvalue * z);
+    let (mut z, mut v) = (state.z, state.z_dot);
+    for _ in 0..steps {
+        let k1 = f(z, v);
+        let k2 = f(z + 0.5 * h * k1.0, v + 0.5 * h * k1.1);
+        let k3 = f(z + 0.5 * h * k2.0, v + 0.5 * h * k2.1);
+        let k4 = f(z + h * k3.0, v + h * k3.1);
+        z += h / 6.0 * (k1.0 + 2.0 * k2.0 + 2.0 * k3.0 + k4.0);
+        v += h / 6.0 * (k1.1 + 2.0 * k2.1 + 2.0 * k3.1 + k4.1);
+    }
+    ModalState { z, z_dot: v }
+}
+
+#[test]
+fn analytic_response_matches_numerical_integration() {
+    let omega = std::f64::consts::TAU * 800.0;
+    let lambda = omega * omega;
+    for zeta in [0.0, 0.02, 0.7, 1.0 - 1e-10, 1.0, 1.0 + 1e-10, 1.5, 20.0] {
+        let dynamics = ModeDynamics { eigenvalue: lambda, damping: 2.0 * zeta * omega };
+        let mut exact = ModalState { z: 1e-6, z_dot: -3e-3 };
+        let mut numeric = exact;
+        // Piecewise-constant force over several intervals of different lengths.
+        for (force, duration) in [(50.0, 2e-4), (-20.0, 7e-4), (0.0, 1.3e-3), (5.0, 1e-5)] {
+            exact = dynamics.step(exact, force, duration);
+            numeric = rk4(&dynamics, numeric, force, duration, 20_000);
+            let z_scale = 1e-6f64.max(force.abs() / lambda);
+            assert!((exact.z - numeric.z).abs() < 1e-7 * z_scale, "ζ = {zeta}: z {} vs {}", exact.z, numeric.z);
+            assert!((exact.z_dot - numeric.z_dot).abs() < 1e-7 * z_scale * omega, "ζ = {zeta}: ż {} vs {}", exact.z_dot, numeric.z_dot);
+        }
+    }
+}
+
+#[test]
+fn impulse_response_has_no_factor_two() {
+    // Glondu eq. 2.83 prints c = 2Δt·g/(ω⁺ − ω⁻); the response to an impulse
+    // I = g·Δt from rest is I (e^{ω⁺t} − e^{ω⁻t}) / (ω⁺ − ω⁻), half of that.
+    let omega = std::f64::consts::TAU * 300.0;
+    let dynamics = ModeDynamics { eigenvalue: omega * omega, damping: 2.0 * 0.05 * omega };
+    let impulse = 1e-3;
+    // Short against the period (ω·pulse = 2e-4), long enough that the
+    // step's equilibrium offset does not swamp the response in rounding.
+    let pulse = 1e-7;
+    let after_pulse = dynamics.step(ModalState::default(), impulse / pulse, pulse);
+    let t = 1.7e-3;
+    let response = dynamics.step(after_pulse, 0.0, t);
+    let [(a, w), _] = dynamics.roots();
+    // (e^{ω⁺t} − e^{ω⁻t}) / (ω⁺ − ω⁻) = e^{at} sin(wt)/w for ω± = a ± iw,
+    // timed from the middle of the pulse.
+    let since = t + pulse / 2.0;
+    let expected = impulse * (a * since).exp() * (w * since).sin() / w;
+    assert!(rel(response.z, expected) < 1e-6, "{} vs {expected}", response.z);
+}
+
+#[test]
+fn modal_stress_matches_fem_stress_of_the_mode_superposition() {
+    let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
+    let tile = material("ceramic-tile");
+    let (basis, report) = analyse(&mesh, &tile, &EigenSettings::new(10), None, &|_| {}).unwrap();
+    assert!(!report.from_cache);
+    assert_eq!(basis.modal_stress_bytes(), mesh.tet_count() * 6 * 10 * 4);
+    let z: Vec<f64> = (0..10).map(|j| 1e-3 / (1.0 + j as f64)).collect();
+    let c = constitutive_matrix(&tile);
+    for t in [0, mesh.tet_count() / 2, mesh.tet_count() - 1] {
+        let element = TetElement::new(&mesh.tet_points(t)).unwrap();
+        let u = mesh.tets()[t].map(|n| {
+            nalgebra::Vector3::from_fn(|axis, _| (0..10).map(|j| basis.shapes[(3 * n as usize + axis, j)] * z[j]).sum())
+        });
+        let direct = c * element.strain(&u);
+        let modal = basis.element_stress(t, &z);
+        for k in 0..6 {
+            assert!((modal[k] - direct[k]).abs() <= 1e-6 * direct.norm(), "tet {t} component {k}");
+        }
+    }
+    let dynamics_frequencies = basis.frequencies_hz();
+    assert!(dynamics_frequencies.iter().zip(&basis.eigenvalues).all(|(f, l)| rel(*f, l.sqrt() / std::f64::consts::TAU) < 1e-15));
+}
+
+#[test]
+fn cache_round_trip_and_damaged_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ModalCache::new(dir.path());
+    let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
+    let tile = material("ceramic-tile");
+    let settings = EigenSettings::new(12);
+    let (first, report) = solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap();
+    assert!(!report.from_cache);
+    let (second, report) = solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap();
+    assert!(report.from_cache);
+    assert_eq!(first.eigenvalues, second.eigenvalues);
+    assert_eq!(first.shapes, second.shapes);
+    // Damping does not change the modes; density does.
+    let mut damped = tile.clone();
+    damped.damping_mass_per_s *= 3.0;
+    assert!(solve_modes(&mesh, &damped, &settings, Some(&cache), &|_| {}).unwrap().1.from_cache);
+    let mut denser = tile.clone();
+    denser.density_kg_m3 *= 2.0;
+    let (heavy, report) = solve_modes(&mesh, &denser, &settings, Some(&cache), &|_| {}).unwrap();
+    assert!(!report.from_cache);
+    assert!(rel(heavy.eigenvalues[0], first.eigenvalues[0] / 2.0) < 1e-9, "λ ∝ 1/ρ");
+    // A damaged entry is ignored and rewritten.
+    let path = cache.path_for(&mesh, &tile, &settings);
+    std::fs::write(&path, b"not a cache entry").unwrap();
+    let (third, report) = solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap();
+    assert!(!report.from_cache);
+    assert!(rel(third.eigenvalues[0], first.eigenvalues[0]) < 1e-12);
+    assert!(solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap().1.from_cache);
+}
+
+#[test]
+fn bad_requests_are_errors() {
+    let mesh = box_mesh([0.1, 0.1, 0.1], [1, 1, 1], None).unwrap();
+    let glass = material("soda-lime-glass");
+    let pattern = DofPattern::new(&mesh);
+    let k = assemble_stiffness(&mesh, &pattern, &glass);
+    let m = lumped_mass(&mesh, glass.density_kg_m3);
+    let err = lowest_modes(&k, &m, mesh.nodes(), &EigenSettings::new(100), &|_| {}).unwrap_err();
+    assert!(matches!(err, EigenError::TooManyModes { wanted: 100, dofs: 24, available: 18 }), "{err}");
+    let mut settings = EigenSettings::new(3);
+    settings.shift = 1.0;
+    assert!(matches!(lowest_modes(&k, &m, mesh.nodes(), &settings, &|_| {}).unwrap_err(), EigenError::BadShift(_)));
+    let mut bad_mass = m.clone();
+    bad_mass[4] = 0.0;
+    assert!(matches!(
+        lowest_modes(&k, &bad_mass, mesh.nodes(), &EigenSettings::new(3), &|_| {}).unwrap_err(),
+        EigenError::BadMass(4)
+    ));
+}
