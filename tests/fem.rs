@@ -13,8 +13,13 @@ use tessera::mesh::{box_mesh, Jitter, TetMesh};
 
 fn random_tet(rng: &mut impl Rng) -> [Point3<f64>; 4] {
     loop {
-        let p: [Point3<f64>; 4] =
-            std::array::from_fn(|_| Point3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)));
+        let p: [Point3<f64>; 4] = std::array::from_fn(|_| {
+            Point3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            )
+        });
         if let Some(e) = TetElement::new(&p) {
             if e.volume > 0.05 {
                 return p;
@@ -40,10 +45,17 @@ fn element_stiffness_is_symmetric_psd_with_six_zero_modes_and_equals_btcb() {
         let b = element.b_matrix();
         let btcb = element.volume * b.transpose() * c * b;
         let scale = k.norm();
-        assert!((k - btcb).norm() <= 1e-12 * scale, "block formula differs from V·BᵀCB");
+        assert!(
+            (k - btcb).norm() <= 1e-12 * scale,
+            "block formula differs from V·BᵀCB"
+        );
         assert!((k - k.transpose()).norm() <= 1e-14 * scale);
         let eig = k.symmetric_eigen();
-        let zeros = eig.eigenvalues.iter().filter(|&&l| l.abs() <= 1e-10 * scale).count();
+        let zeros = eig
+            .eigenvalues
+            .iter()
+            .filter(|&&l| l.abs() <= 1e-10 * scale)
+            .count();
         assert_eq!(zeros, 6, "eigenvalues {:?}", eig.eigenvalues);
         assert!(eig.eigenvalues.iter().all(|&l| l > -1e-10 * scale));
     }
@@ -75,7 +87,15 @@ fn matvec(m: &SparseMatrix, x: &[f64]) -> Vec<f64> {
 }
 
 fn jittered_box() -> TetMesh {
-    box_mesh([0.1, 0.07, 0.05], [5, 4, 3], Some(Jitter { fraction: 0.25, seed: 11 })).unwrap()
+    box_mesh(
+        [0.1, 0.07, 0.05],
+        [5, 4, 3],
+        Some(Jitter {
+            fraction: 0.25,
+            seed: 11,
+        }),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -88,7 +108,10 @@ fn assembled_stiffness_annihilates_rigid_motions_and_mass_sums_to_rho_v() {
     for motion in rigid_motions(&mesh) {
         let f = matvec(&k, &motion);
         let worst = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-        assert!(worst <= 1e-12 * k_scale, "rigid motion produces force {worst}");
+        assert!(
+            worst <= 1e-12 * k_scale,
+            "rigid motion produces force {worst}"
+        );
     }
     let expected = porcelain.density_kg_m3 * mesh.volume();
     let lumped = lumped_mass(&mesh, porcelain.density_kg_m3);
@@ -112,12 +135,22 @@ fn patch_test_affine_displacement_gives_exact_strain_and_no_interior_force() {
     let g = Matrix3::new(1e-3, 2e-4, -3e-4, 5e-4, -2e-3, 1e-4, 0.0, 7e-4, 4e-4);
     let c = Vector3::new(1e-3, -2e-3, 5e-4);
     let u: Vec<Vector3<f64>> = mesh.nodes().iter().map(|p| g * p.coords + c).collect();
-    let expected_strain = Voigt::from([g[(0, 0)], g[(1, 1)], g[(2, 2)], g[(1, 2)] + g[(2, 1)], g[(0, 2)] + g[(2, 0)], g[(0, 1)] + g[(1, 0)]]);
+    let expected_strain = Voigt::from([
+        g[(0, 0)],
+        g[(1, 1)],
+        g[(2, 2)],
+        g[(1, 2)] + g[(2, 1)],
+        g[(0, 2)] + g[(2, 0)],
+        g[(0, 1)] + g[(1, 0)],
+    ]);
     for t in 0..mesh.tet_count() {
         let element = TetElement::new(&mesh.tet_points(t)).unwrap();
         let ue = mesh.tets()[t].map(|n| u[n as usize]);
         let strain = element.strain(&ue);
-        assert!((strain - expected_strain).norm() <= 1e-12 * expected_strain.norm(), "tet {t}");
+        assert!(
+            (strain - expected_strain).norm() <= 1e-12 * expected_strain.norm(),
+            "tet {t}"
+        );
     }
     let pattern = DofPattern::new(&mesh);
     let k = assemble_stiffness(&mesh, &pattern, &tile);
@@ -128,7 +161,11 @@ fn patch_test_affine_displacement_gives_exact_strain_and_no_interior_force() {
     for n in 0..mesh.node_count() {
         if boundary.binary_search(&(n as u32)).is_err() {
             for axis in 0..3 {
-                assert!(f[3 * n + axis].abs() <= 1e-10 * scale, "interior node {n} force {}", f[3 * n + axis]);
+                assert!(
+                    f[3 * n + axis].abs() <= 1e-10 * scale,
+                    "interior node {n} force {}",
+                    f[3 * n + axis]
+                );
             }
         }
     }
@@ -137,7 +174,15 @@ fn patch_test_affine_displacement_gives_exact_strain_and_no_interior_force() {
 #[test]
 fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
     let (length, side) = (0.2, 0.02);
-    let mesh = box_mesh([length, side, side], [10, 3, 3], Some(Jitter { fraction: 0.2, seed: 5 })).unwrap();
+    let mesh = box_mesh(
+        [length, side, side],
+        [10, 3, 3],
+        Some(Jitter {
+            fraction: 0.2,
+            seed: 5,
+        }),
+    )
+    .unwrap();
     let glass = material("soda-lime-glass");
     let pattern = DofPattern::new(&mesh);
     let k = assemble_stiffness(&mesh, &pattern, &glass);
@@ -157,7 +202,10 @@ fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
     }
     // Rollers: u_x = 0 on x = 0; u_y = u_z = 0 at the origin; u_z = 0 at (0, side, 0).
     let at = |x: f64, y: f64, z: f64| {
-        mesh.nodes().iter().position(|p| (p - Point3::new(x, y, z)).norm() < 1e-12).unwrap()
+        mesh.nodes()
+            .iter()
+            .position(|p| (p - Point3::new(x, y, z)).norm() < 1e-12)
+            .unwrap()
     };
     let mut fixed = vec![false; n];
     for (i, p) in mesh.nodes().iter().enumerate() {
@@ -183,7 +231,9 @@ fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
             }
         }
     }
-    let reduced = SparseColMat::<usize, f64>::try_new_from_triplets(free.len(), free.len(), &triplets).unwrap();
+    let reduced =
+        SparseColMat::<usize, f64>::try_new_from_triplets(free.len(), free.len(), &triplets)
+            .unwrap();
     let llt = reduced.sp_cholesky(Side::Lower).unwrap();
     let mut rhs = Mat::from_fn(free.len(), 1, |r, _| f[free[r]]);
     llt.solve_in_place(rhs.as_mut());
@@ -196,13 +246,24 @@ fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
     for t in 0..mesh.tet_count() {
         let element = TetElement::new(&mesh.tet_points(t)).unwrap();
         let stress = c * element.strain(&mesh.tets()[t].map(|n| u[n as usize]));
-        assert!(rel(stress[0], expected) < 1e-8, "tet {t}: σxx = {} vs {expected}", stress[0]);
+        assert!(
+            rel(stress[0], expected) < 1e-8,
+            "tet {t}: σxx = {} vs {expected}",
+            stress[0]
+        );
         for k in 1..6 {
-            assert!(stress[k].abs() < 1e-8 * expected, "tet {t}: component {k} = {}", stress[k]);
+            assert!(
+                stress[k].abs() < 1e-8 * expected,
+                "tet {t}: component {k} = {}",
+                stress[k]
+            );
         }
         let (principal, directions) = principal_stresses(&stress);
         assert!(rel(principal[0], expected) < 1e-8);
-        assert!(directions.column(0).x.abs() > 1.0 - 1e-9, "largest principal stress along the bar axis");
+        assert!(
+            directions.column(0).x.abs() > 1.0 - 1e-9,
+            "largest principal stress along the bar axis"
+        );
     }
 }
 
@@ -213,7 +274,14 @@ fn principal_stresses_and_energy_density() {
     let r = Matrix3::new(co, -s, 0.0, s, co, 0.0, 0.0, 0.0, 1.0);
     let d = Matrix3::from_diagonal(&Vector3::new(3e6, 1e6, 2e6));
     let t = r * d * r.transpose();
-    let voigt = Voigt::from([t[(0, 0)], t[(1, 1)], t[(2, 2)], t[(1, 2)], t[(0, 2)], t[(0, 1)]]);
+    let voigt = Voigt::from([
+        t[(0, 0)],
+        t[(1, 1)],
+        t[(2, 2)],
+        t[(1, 2)],
+        t[(0, 2)],
+        t[(0, 1)],
+    ]);
     let (values, directions) = principal_stresses(&voigt);
     assert!((values - Vector3::new(3e6, 2e6, 1e6)).norm() < 1e-6);
     assert!(directions.column(0).dot(&r.column(0)).abs() > 1.0 - 1e-12);

@@ -30,7 +30,12 @@ fn dense_eigenvalues(mesh: &TetMesh, material: &Material) -> Vec<f64> {
             dense[(i, j)] = v / (m[i] * m[j]).sqrt();
         }
     }
-    let mut values: Vec<f64> = dense.symmetric_eigen().eigenvalues.iter().copied().collect();
+    let mut values: Vec<f64> = dense
+        .symmetric_eigen()
+        .eigenvalues
+        .iter()
+        .copied()
+        .collect();
     values.sort_by(f64::total_cmp);
     values
 }
@@ -43,11 +48,20 @@ fn symmetric_cube_matches_dense_solver_including_repeated_eigenvalues() {
     let glass = material("soda-lime-glass");
     let reference = dense_eigenvalues(&mesh, &glass);
     let scale = reference.last().copied().unwrap();
-    assert!(reference[..6].iter().all(|l| l.abs() < 1e-9 * scale), "six rigid modes");
+    assert!(
+        reference[..6].iter().all(|l| l.abs() < 1e-9 * scale),
+        "six rigid modes"
+    );
     let wanted = 40;
     let elastic = &reference[6..6 + wanted];
-    let repeated = elastic.windows(2).filter(|w| rel(w[0], w[1]) < 1e-9).count();
-    assert!(repeated >= 5, "the test needs repeated eigenvalues; found {repeated}");
+    let repeated = elastic
+        .windows(2)
+        .filter(|w| rel(w[0], w[1]) < 1e-9)
+        .count();
+    assert!(
+        repeated >= 5,
+        "the test needs repeated eigenvalues; found {repeated}"
+    );
 
     let solution = solve(&mesh, &glass, wanted);
     for (i, (ours, theirs)) in solution.eigenvalues.iter().zip(elastic).enumerate() {
@@ -58,7 +72,15 @@ fn symmetric_cube_matches_dense_solver_including_repeated_eigenvalues() {
 
 #[test]
 fn modes_are_mass_orthonormal_and_free_of_rigid_motion() {
-    let mesh = box_mesh([0.2, 0.1, 0.02], [10, 5, 2], Some(tessera::mesh::Jitter { fraction: 0.2, seed: 2 })).unwrap();
+    let mesh = box_mesh(
+        [0.2, 0.1, 0.02],
+        [10, 5, 2],
+        Some(tessera::mesh::Jitter {
+            fraction: 0.2,
+            seed: 2,
+        }),
+    )
+    .unwrap();
     let tile = material("ceramic-tile");
     let solution = solve(&mesh, &tile, 20);
     let m = lumped_mass(&mesh, tile.density_kg_m3);
@@ -72,7 +94,10 @@ fn modes_are_mass_orthonormal_and_free_of_rigid_motion() {
         // Zero linear momentum: Σ m_i x_i = 0 per axis.
         for axis in 0..3 {
             let momentum: f64 = (axis..m.len()).step_by(3).map(|i| m[i] * x[(i, a)]).sum();
-            assert!(momentum.abs() < 1e-10, "mode {a} carries momentum {momentum}");
+            assert!(
+                momentum.abs() < 1e-10,
+                "mode {a} carries momentum {momentum}"
+            );
         }
     }
     assert!(solution.eigenvalues.windows(2).all(|w| w[0] <= w[1]));
@@ -89,7 +114,13 @@ fn free_free_beam_converges_to_euler_bernoulli() {
     let area = side * side;
     let analytic: Vec<f64> = [4.7300f64, 7.8532, 10.9956]
         .iter()
-        .map(|b| b * b * (glass.youngs_modulus_pa * inertia / (glass.density_kg_m3 * area * length.powi(4))).sqrt() / std::f64::consts::TAU)
+        .map(|b| {
+            b * b
+                * (glass.youngs_modulus_pa * inertia
+                    / (glass.density_kg_m3 * area * length.powi(4)))
+                .sqrt()
+                / std::f64::consts::TAU
+        })
         .collect();
     let mut errors = Vec::new();
     for cells in [[50, 2, 2], [100, 4, 4], [200, 8, 8]] {
@@ -97,17 +128,30 @@ fn free_free_beam_converges_to_euler_bernoulli() {
         let solution = solve(&mesh, &glass, 8);
         let bending = bending_frequencies(&mesh, &solution);
         assert!(bending.len() >= 6, "found {} bending modes", bending.len());
-        let worst = (0..6).map(|i| rel(bending[i], analytic[i / 2])).fold(0.0, f64::max);
+        let worst = (0..6)
+            .map(|i| rel(bending[i], analytic[i / 2]))
+            .fold(0.0, f64::max);
         errors.push(worst);
     }
-    assert!(errors[0] > errors[1] && errors[1] > errors[2], "errors do not decrease: {errors:?}");
-    assert!(errors[2] < 0.05, "finest mesh error {:.3} above 5 %", errors[2]);
+    assert!(
+        errors[0] > errors[1] && errors[1] > errors[2],
+        "errors do not decrease: {errors:?}"
+    );
+    assert!(
+        errors[2] < 0.05,
+        "finest mesh error {:.3} above 5 %",
+        errors[2]
+    );
 }
 
 /// Frequencies (Hz) of the modes whose displacement is a cross-section
 /// translation (bending), not a twist or an axial stretch.
 fn bending_frequencies(mesh: &TetMesh, solution: &EigenSolution) -> Vec<f64> {
-    let mut stations: Vec<i64> = mesh.nodes().iter().map(|p| (p.x * 1e6).round() as i64).collect();
+    let mut stations: Vec<i64> = mesh
+        .nodes()
+        .iter()
+        .map(|p| (p.x * 1e6).round() as i64)
+        .collect();
     stations.sort();
     stations.dedup();
     let mut out = Vec::new();
@@ -115,7 +159,11 @@ fn bending_frequencies(mesh: &TetMesh, solution: &EigenSolution) -> Vec<f64> {
         let mut sums = std::collections::HashMap::<i64, (f64, f64, usize)>::new();
         let (mut transverse, mut axial) = (0.0, 0.0);
         for (n, p) in mesh.nodes().iter().enumerate() {
-            let (ux, uy, uz) = (solution.shapes[(3 * n, j)], solution.shapes[(3 * n + 1, j)], solution.shapes[(3 * n + 2, j)]);
+            let (ux, uy, uz) = (
+                solution.shapes[(3 * n, j)],
+                solution.shapes[(3 * n + 1, j)],
+                solution.shapes[(3 * n + 2, j)],
+            );
             let e = sums.entry((p.x * 1e6).round() as i64).or_default();
             e.0 += uy;
             e.1 += uz;
@@ -123,7 +171,10 @@ fn bending_frequencies(mesh: &TetMesh, solution: &EigenSolution) -> Vec<f64> {
             transverse += uy * uy + uz * uz;
             axial += ux * ux;
         }
-        let coherent: f64 = sums.values().map(|(y, z, c)| (y * y + z * z) / *c as f64).sum();
+        let coherent: f64 = sums
+            .values()
+            .map(|(y, z, c)| (y * y + z * z) / *c as f64)
+            .sum();
         if coherent > 0.9 * transverse && transverse > axial {
             out.push(lambda.sqrt() / std::f64::consts::TAU);
         }
@@ -132,7 +183,13 @@ fn bending_frequencies(mesh: &TetMesh, solution: &EigenSolution) -> Vec<f64> {
 }
 
 /// Fine RK4 integration of z̈ + c ż + λ z = g.
-fn rk4(dynamics: &ModeDynamics, state: ModalState, force: f64, duration: f64, steps: usize) -> ModalState {
+fn rk4(
+    dynamics: &ModeDynamics,
+    state: ModalState,
+    force: f64,
+    duration: f64,
+    steps: usize,
+) -> ModalState {
     let h = duration / steps as f64;
     let f = |z: f64, v: f64| (v, force - dynamics.damping * v - dynamics.eigenvalue * z);
     let (mut z, mut v) = (state.z, state.z_dot);
@@ -152,16 +209,32 @@ fn analytic_response_matches_numerical_integration() {
     let omega = std::f64::consts::TAU * 800.0;
     let lambda = omega * omega;
     for zeta in [0.0, 0.02, 0.7, 1.0 - 1e-10, 1.0, 1.0 + 1e-10, 1.5, 20.0] {
-        let dynamics = ModeDynamics { eigenvalue: lambda, damping: 2.0 * zeta * omega };
-        let mut exact = ModalState { z: 1e-6, z_dot: -3e-3 };
+        let dynamics = ModeDynamics {
+            eigenvalue: lambda,
+            damping: 2.0 * zeta * omega,
+        };
+        let mut exact = ModalState {
+            z: 1e-6,
+            z_dot: -3e-3,
+        };
         let mut numeric = exact;
         // Piecewise-constant force over several intervals of different lengths.
         for (force, duration) in [(50.0, 2e-4), (-20.0, 7e-4), (0.0, 1.3e-3), (5.0, 1e-5)] {
             exact = dynamics.step(exact, force, duration);
             numeric = rk4(&dynamics, numeric, force, duration, 20_000);
             let z_scale = 1e-6f64.max(force.abs() / lambda);
-            assert!((exact.z - numeric.z).abs() < 1e-7 * z_scale, "ζ = {zeta}: z {} vs {}", exact.z, numeric.z);
-            assert!((exact.z_dot - numeric.z_dot).abs() < 1e-7 * z_scale * omega, "ζ = {zeta}: ż {} vs {}", exact.z_dot, numeric.z_dot);
+            assert!(
+                (exact.z - numeric.z).abs() < 1e-7 * z_scale,
+                "ζ = {zeta}: z {} vs {}",
+                exact.z,
+                numeric.z
+            );
+            assert!(
+                (exact.z_dot - numeric.z_dot).abs() < 1e-7 * z_scale * omega,
+                "ζ = {zeta}: ż {} vs {}",
+                exact.z_dot,
+                numeric.z_dot
+            );
         }
     }
 }
@@ -171,7 +244,10 @@ fn impulse_response_has_no_factor_two() {
     // Glondu eq. 2.83 prints c = 2Δt·g/(ω⁺ − ω⁻); the response to an impulse
     // I = g·Δt from rest is I (e^{ω⁺t} − e^{ω⁻t}) / (ω⁺ − ω⁻), half of that.
     let omega = std::f64::consts::TAU * 300.0;
-    let dynamics = ModeDynamics { eigenvalue: omega * omega, damping: 2.0 * 0.05 * omega };
+    let dynamics = ModeDynamics {
+        eigenvalue: omega * omega,
+        damping: 2.0 * 0.05 * omega,
+    };
     let impulse = 1e-3;
     // Short against the period (ω·pulse = 2e-4), long enough that the
     // step's equilibrium offset does not swamp the response in rounding.
@@ -184,7 +260,11 @@ fn impulse_response_has_no_factor_two() {
     // timed from the middle of the pulse.
     let since = t + pulse / 2.0;
     let expected = impulse * (a * since).exp() * (w * since).sin() / w;
-    assert!(rel(response.z, expected) < 1e-6, "{} vs {expected}", response.z);
+    assert!(
+        rel(response.z, expected) < 1e-6,
+        "{} vs {expected}",
+        response.z
+    );
 }
 
 #[test]
@@ -199,16 +279,26 @@ fn modal_stress_matches_fem_stress_of_the_mode_superposition() {
     for t in [0, mesh.tet_count() / 2, mesh.tet_count() - 1] {
         let element = TetElement::new(&mesh.tet_points(t)).unwrap();
         let u = mesh.tets()[t].map(|n| {
-            nalgebra::Vector3::from_fn(|axis, _| (0..10).map(|j| basis.shapes[(3 * n as usize + axis, j)] * z[j]).sum())
+            nalgebra::Vector3::from_fn(|axis, _| {
+                (0..10)
+                    .map(|j| basis.shapes[(3 * n as usize + axis, j)] * z[j])
+                    .sum()
+            })
         });
         let direct = c * element.strain(&u);
         let modal = basis.element_stress(t, &z);
         for k in 0..6 {
-            assert!((modal[k] - direct[k]).abs() <= 1e-6 * direct.norm(), "tet {t} component {k}");
+            assert!(
+                (modal[k] - direct[k]).abs() <= 1e-6 * direct.norm(),
+                "tet {t} component {k}"
+            );
         }
     }
     let dynamics_frequencies = basis.frequencies_hz();
-    assert!(dynamics_frequencies.iter().zip(&basis.eigenvalues).all(|(f, l)| rel(*f, l.sqrt() / std::f64::consts::TAU) < 1e-15));
+    assert!(dynamics_frequencies
+        .iter()
+        .zip(&basis.eigenvalues)
+        .all(|(f, l)| rel(*f, l.sqrt() / std::f64::consts::TAU) < 1e-15));
 }
 
 #[test]
@@ -227,19 +317,32 @@ fn cache_round_trip_and_damaged_entries() {
     // Damping does not change the modes; density does.
     let mut damped = tile.clone();
     damped.damping_mass_per_s *= 3.0;
-    assert!(solve_modes(&mesh, &damped, &settings, Some(&cache), &|_| {}).unwrap().1.from_cache);
+    assert!(
+        solve_modes(&mesh, &damped, &settings, Some(&cache), &|_| {})
+            .unwrap()
+            .1
+            .from_cache
+    );
     let mut denser = tile.clone();
     denser.density_kg_m3 *= 2.0;
     let (heavy, report) = solve_modes(&mesh, &denser, &settings, Some(&cache), &|_| {}).unwrap();
     assert!(!report.from_cache);
-    assert!(rel(heavy.eigenvalues[0], first.eigenvalues[0] / 2.0) < 1e-9, "λ ∝ 1/ρ");
+    assert!(
+        rel(heavy.eigenvalues[0], first.eigenvalues[0] / 2.0) < 1e-9,
+        "λ ∝ 1/ρ"
+    );
     // A damaged entry is ignored and rewritten.
     let path = cache.path_for(&mesh, &tile, &settings);
     std::fs::write(&path, b"not a cache entry").unwrap();
     let (third, report) = solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap();
     assert!(!report.from_cache);
     assert!(rel(third.eigenvalues[0], first.eigenvalues[0]) < 1e-12);
-    assert!(solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap().1.from_cache);
+    assert!(
+        solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {})
+            .unwrap()
+            .1
+            .from_cache
+    );
 }
 
 #[test]
@@ -250,10 +353,23 @@ fn bad_requests_are_errors() {
     let k = assemble_stiffness(&mesh, &pattern, &glass);
     let m = lumped_mass(&mesh, glass.density_kg_m3);
     let err = lowest_modes(&k, &m, mesh.nodes(), &EigenSettings::new(100), &|_| {}).unwrap_err();
-    assert!(matches!(err, EigenError::TooManyModes { wanted: 100, dofs: 24, available: 18 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            EigenError::TooManyModes {
+                wanted: 100,
+                dofs: 24,
+                available: 18
+            }
+        ),
+        "{err}"
+    );
     let mut settings = EigenSettings::new(3);
     settings.shift = 1.0;
-    assert!(matches!(lowest_modes(&k, &m, mesh.nodes(), &settings, &|_| {}).unwrap_err(), EigenError::BadShift(_)));
+    assert!(matches!(
+        lowest_modes(&k, &m, mesh.nodes(), &settings, &|_| {}).unwrap_err(),
+        EigenError::BadShift(_)
+    ));
     let mut bad_mass = m.clone();
     bad_mass[4] = 0.0;
     assert!(matches!(

@@ -22,10 +22,13 @@
 //!    step repeats until every wanted mode's residual ‖Kx − λMx‖ / ‖Kx‖ is
 //!    below the tolerance.
 
-use super::lanczos::{largest_eigenpairs, LanczosSettings};
+use super::lanczos::{largest_eigenpairs, symmetric_eigen, LanczosSettings};
 use crate::fem::SparseMatrix;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef, SymbolicCholesky};
 use faer::sparse::linalg::matmul::sparse_dense_matmul;
@@ -507,6 +510,16 @@ fn rayleigh_ritz(
 ) -> Polished {
     let (n, p) = (image.nrows(), image.ncols());
     let par = Par::rayon(0);
+    // Inverse iteration scales column j by θ_j, over orders of magnitude;
+    // unit columns keep Mr well conditioned (the span is what matters).
+    for j in 0..p {
+        let norm = image.rb().col(j).norm_l2();
+        image
+            .rb_mut()
+            .col_mut(j)
+            .iter_mut()
+            .for_each(|v| *v /= norm);
+    }
     // With x = S⁻¹ y: xᵀ M x = yᵀ y (M = S²), so Mr needs no mass scaling.
     let mut mr = Mat::<f64>::zeros(p, p);
     matmul(
@@ -540,19 +553,23 @@ fn rayleigh_ritz(
         1.0,
         par,
     );
-    let kr = nalgebra::DMatrix::from_fn(p, p, |i, j| 0.5 * (kr[(i, j)] + kr[(j, i)]));
-    let mr = nalgebra::DMatrix::from_fn(p, p, |i, j| 0.5 * (mr[(i, j)] + mr[(j, i)]));
     // Kr c = λ Mr c with Mr = L Lᵀ: (L⁻¹ Kr L⁻ᵀ) w = λ w, c = L⁻ᵀ w.
-    let l = nalgebra::Cholesky::new(mr)
-        .expect("Ritz basis is linearly independent")
-        .l();
-    let l_inv = l.try_inverse().expect("Cholesky factor is invertible");
-    let reduced = &l_inv * kr * l_inv.transpose();
-    let eig = nalgebra::SymmetricEigen::new(0.5 * (&reduced + reduced.transpose()));
-    let mut order: Vec<usize> = (0..p).collect();
-    order.sort_by(|&a, &b| eig.eigenvalues[a].total_cmp(&eig.eigenvalues[b]));
-    let coefficients = l_inv.transpose() * &eig.eigenvectors;
-    let c = Mat::from_fn(p, p, |i, k| coefficients[(i, order[k])]);
+    let mr = Mat::from_fn(p, p, |i, j| 0.5 * (mr[(i, j)] + mr[(j, i)]));
+    let llt = mr
+        .llt(Side::Lower)
+        .expect("Ritz basis is linearly independent");
+    let l = llt.L();
+    let mut reduced = Mat::from_fn(p, p, |i, j| 0.5 * (kr[(i, j)] + kr[(j, i)]));
+    solve_lower_triangular_in_place(l, reduced.as_mut(), par);
+    let mut reduced = reduced.transpose().to_owned();
+    solve_lower_triangular_in_place(l, reduced.as_mut(), par);
+    let reduced = Mat::from_fn(p, p, |i, j| 0.5 * (reduced[(i, j)] + reduced[(j, i)]));
+    let eig = symmetric_eigen(reduced.as_ref());
+    let mut coefficients = eig.eigenvectors;
+    solve_upper_triangular_in_place(l.transpose(), coefficients.as_mut(), par);
+    // faer returns ascending eigenvalues.
+    let order: Vec<usize> = (0..p).collect();
+    let c = coefficients;
     let values: Vec<f64> = order.iter().map(|&i| eig.eigenvalues[i]).collect();
     let mut vectors = Mat::<f64>::zeros(n, p);
     matmul(

@@ -4,7 +4,10 @@
 use tessera::config::{Material, MaterialLibrary};
 
 pub fn material(name: &str) -> Material {
-    MaterialLibrary::builtin().get(name).expect("built-in material").clone()
+    MaterialLibrary::builtin()
+        .get(name)
+        .expect("built-in material")
+        .clone()
 }
 
 /// Relative difference |a − b| / max(|a|, |b|).

@@ -1,0 +1,204 @@
+//! The `tessera` command end to end: JSON output, exports, errors.
+
+use std::process::Command;
+
+fn tessera(args: &[&str], cache: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .env("TESSERA_CACHE_DIR", cache)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run tessera")
+}
+
+#[test]
+fn modes_json_reports_frequencies_counts_and_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tessera(
+        &[
+            "modes",
+            "--mesh",
+            "box:0.2,0.1,0.01:10,5,1",
+            "--material",
+            "porcelain",
+            "--modes",
+            "12",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let frequencies: Vec<f64> = json["frequencies_hz"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(frequencies.len(), 12);
+    assert!(frequencies.windows(2).all(|w| w[0] <= w[1]) && frequencies[0] > 100.0);
+    assert_eq!(json["tets"], 300);
+    assert_eq!(json["nodes"], 11 * 6 * 2);
+    assert!(json["seconds"]["factorization"].is_number() && json["seconds"]["total"].is_number());
+    assert_eq!(json["from_cache"], false);
+    // Second run: from the cache, same frequencies.
+    let again = tessera(
+        &[
+            "modes",
+            "--mesh",
+            "box:0.2,0.1,0.01:10,5,1",
+            "--material",
+            "porcelain",
+            "--modes",
+            "12",
+            "--json",
+        ],
+        dir.path(),
+    );
+    let json2: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(json2["from_cache"], true);
+    assert_eq!(json2["frequencies_hz"], json["frequencies_hz"]);
+}
+
+#[test]
+fn export_mtx_writes_the_eigenproblem() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("mtx");
+    let out = tessera(
+        &[
+            "modes",
+            "--mesh",
+            "box:0.1,0.1,0.1:2,2,2",
+            "--material",
+            "concrete",
+            "--modes",
+            "5",
+            "--no-cache",
+            "--export-mtx",
+            export.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let k = std::fs::read_to_string(export.join("K.mtx")).unwrap();
+    assert!(k.starts_with("%%MatrixMarket matrix coordinate real symmetric"));
+    let header: Vec<usize> = k
+        .lines()
+        .find(|l| !l.starts_with('%'))
+        .unwrap()
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(header[0], 81);
+    assert_eq!(
+        k.lines().filter(|l| !l.starts_with('%')).count() - 1,
+        header[2]
+    );
+    let m = std::fs::read_to_string(export.join("M.mtx")).unwrap();
+    assert_eq!(m.lines().filter(|l| !l.starts_with('%')).count(), 82);
+    let problem: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(export.join("eigenproblem.json")).unwrap())
+            .unwrap();
+    assert_eq!(problem["modes"], 5);
+    assert!(problem["shift"].as_f64().unwrap() < 0.0);
+}
+
+#[test]
+fn errors_are_clear_and_exit_nonzero() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (
+            vec![
+                "modes",
+                "--mesh",
+                "box:1,1:2,2,2",
+                "--material",
+                "porcelain",
+            ],
+            "expected 3 numbers",
+        ),
+        (
+            vec![
+                "modes",
+                "--mesh",
+                "box:0.1,0.1,0.1:2,2,2",
+                "--material",
+                "unobtainium",
+            ],
+            "no material named `unobtainium`",
+        ),
+        (
+            vec!["modes", "--mesh", "missing.node", "--material", "porcelain"],
+            "missing.node",
+        ),
+        (
+            vec![
+                "modes",
+                "--mesh",
+                "box:0.1,0.1,0.1:1,1,1",
+                "--material",
+                "porcelain",
+                "--modes",
+                "50",
+            ],
+            "only 24 DOFs",
+        ),
+        (
+            vec![
+                "--materials",
+                "/nonexistent.toml",
+                "modes",
+                "--mesh",
+                "box:1,1,1:1,1,1",
+                "--material",
+                "x",
+            ],
+            "/nonexistent.toml",
+        ),
+        (
+            vec!["mesh", "--mesh", "box:1,1,1:1,1,1", "--out", "x.stl"],
+            "expected a .obj",
+        ),
+    ] {
+        let out = tessera(&args, dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(want), "{args:?}: `{stderr}` lacks `{want}`");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn mesh_command_converts_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let vtu = dir.path().join("plate.vtu");
+    let out = tessera(
+        &[
+            "mesh",
+            "--mesh",
+            "plate:0.1,0.005:6,1",
+            "--out",
+            vtu.to_str().unwrap(),
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["tets"], 3 * 6 * 36);
+    assert!(std::fs::read_to_string(vtu)
+        .unwrap()
+        .contains("UnstructuredGrid"));
+}
