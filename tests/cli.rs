@@ -14,19 +14,17 @@ fn tessera(args: &[&str], cache: &std::path::Path) -> std::process::Output {
 #[test]
 fn modes_json_reports_frequencies_counts_and_phases() {
     let dir = tempfile::tempdir().unwrap();
-    let out = tessera(
-        &[
-            "modes",
-            "--mesh",
-            "box:0.2,0.1,0.01:10,5,1",
-            "--material",
-            "porcelain",
-            "--modes",
-            "12",
-            "--json",
-        ],
-        dir.path(),
-    );
+    let args = [
+        "modes",
+        "--mesh",
+        "box:0.2,0.1,0.01:10,5,1",
+        "--material",
+        "porcelain",
+        "--modes",
+        "12",
+        "--json",
+    ];
+    let out = tessera(&args, dir.path());
     assert!(
         out.status.success(),
         "{}",
@@ -46,19 +44,7 @@ fn modes_json_reports_frequencies_counts_and_phases() {
     assert!(json["seconds"]["factorization"].is_number() && json["seconds"]["total"].is_number());
     assert_eq!(json["from_cache"], false);
     // Second run: from the cache, same frequencies.
-    let again = tessera(
-        &[
-            "modes",
-            "--mesh",
-            "box:0.2,0.1,0.01:10,5,1",
-            "--material",
-            "porcelain",
-            "--modes",
-            "12",
-            "--json",
-        ],
-        dir.path(),
-    );
+    let again = tessera(&args, dir.path());
     let json2: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(json2["from_cache"], true);
     assert_eq!(json2["frequencies_hz"], json["frequencies_hz"]);

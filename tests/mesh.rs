@@ -96,34 +96,19 @@ fn face_neighbours_and_node_adjacency_are_symmetric() {
 
 #[test]
 fn jitter_keeps_volume_and_is_seeded() {
+    let jittered = |seed| {
+        box_mesh(
+            [0.2, 0.2, 0.05],
+            [6, 6, 3],
+            Some(Jitter {
+                fraction: 0.25,
+                seed,
+            }),
+        )
+        .unwrap()
+    };
     let plain = box_mesh([0.2, 0.2, 0.05], [6, 6, 3], None).unwrap();
-    let a = box_mesh(
-        [0.2, 0.2, 0.05],
-        [6, 6, 3],
-        Some(Jitter {
-            fraction: 0.25,
-            seed: 7,
-        }),
-    )
-    .unwrap();
-    let b = box_mesh(
-        [0.2, 0.2, 0.05],
-        [6, 6, 3],
-        Some(Jitter {
-            fraction: 0.25,
-            seed: 7,
-        }),
-    )
-    .unwrap();
-    let c = box_mesh(
-        [0.2, 0.2, 0.05],
-        [6, 6, 3],
-        Some(Jitter {
-            fraction: 0.25,
-            seed: 8,
-        }),
-    )
-    .unwrap();
+    let (a, b, c) = (jittered(7), jittered(7), jittered(8));
     assert!((a.volume() - plain.volume()).abs() < 1e-15);
     assert_eq!(a.nodes(), b.nodes());
     assert_ne!(a.nodes(), c.nodes());

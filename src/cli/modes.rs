@@ -98,7 +98,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     if let Some(dir) = &args.export_mtx {
         export(dir, &mesh, material, &settings, &modes, &report)?;
     }
-    let dynamics = dynamics(&modes, material);
+    let dynamics = mode_dynamics(&modes.eigenvalues, material);
     if args.json {
         let out = ModesJson {
             mesh: &args.mesh,
@@ -131,15 +131,6 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// Damped dynamics of each mode in `material`.
-pub fn dynamics(modes: &Modes, material: &Material) -> Vec<ModeDynamics> {
-    modes
-        .eigenvalues
-        .iter()
-        .map(|&l| ModeDynamics::new(l, material.damping_stiffness_s, material.damping_mass_per_s))
-        .collect()
 }
 
 pub fn print_text(
@@ -213,7 +204,7 @@ fn export(
         "modes": settings.modes,
         "rigid_modes": 6,
         "eigenvalues": modes.eigenvalues,
-        "frequencies_hz": dynamics(modes, material).iter().map(ModeDynamics::natural_frequency_hz).collect::<Vec<_>>(),
+        "frequencies_hz": mode_dynamics(&modes.eigenvalues, material).iter().map(ModeDynamics::natural_frequency_hz).collect::<Vec<_>>(),
         "seconds": report.seconds,
         "from_cache": report.from_cache,
     });

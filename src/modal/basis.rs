@@ -95,6 +95,14 @@ impl ModalBasis {
     }
 }
 
+/// The damped dynamics of each mode in the material's Rayleigh damping.
+pub fn mode_dynamics(eigenvalues: &[f64], material: &Material) -> Vec<ModeDynamics> {
+    eigenvalues
+        .iter()
+        .map(|&l| ModeDynamics::new(l, material.damping_stiffness_s, material.damping_mass_per_s))
+        .collect()
+}
+
 /// σ_e,j = C B_e x_j restricted to element e, for every element and mode.
 fn modal_stresses(mesh: &TetMesh, material: &Material, shapes: &Mat<f64>) -> Vec<f32> {
     let m = shapes.ncols();

@@ -8,7 +8,9 @@ mod eigen;
 mod lanczos;
 mod response;
 
-pub use basis::{analyse, solve_modes, ModalBasis, ModalReport, ModalTimings, Modes};
+pub use basis::{
+    analyse, mode_dynamics, solve_modes, ModalBasis, ModalReport, ModalTimings, Modes,
+};
 pub use cache::{default_cache_dir, ModalCache};
 pub use eigen::{
     lowest_modes, relative_residuals, EigenError, EigenSettings, EigenSolution, EigenStats,
