@@ -11,7 +11,8 @@ use tessera::fem::{
 use tessera::mesh::MeshSpec;
 use tessera::mesh::TetMesh;
 use tessera::modal::{
-    default_cache_dir, solve_modes, EigenSettings, ModalCache, ModalReport, ModeDynamics, Modes,
+    default_cache_dir, mode_dynamics, solve_modes, EigenSettings, ModalCache, ModalReport,
+    ModeDynamics, Modes,
 };
 
 #[derive(Debug, clap::Args)]
