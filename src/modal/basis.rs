@@ -182,6 +182,7 @@ pub fn solve_modes(
         if let Some(modes) = cache.load(mesh, material, settings)? {
             seconds.cache = t.elapsed().as_secs_f64();
             seconds.total = start.elapsed().as_secs_f64();
+            tracing::info!(modes = settings.modes, seconds = seconds.total, "modal analysis loaded from the cache");
             let report = ModalReport {
                 from_cache: true,
                 seconds,
@@ -212,6 +213,13 @@ pub fn solve_modes(
         seconds.cache = t.elapsed().as_secs_f64();
     }
     seconds.total = start.elapsed().as_secs_f64();
+    tracing::info!(
+        modes = settings.modes,
+        dofs,
+        seconds = seconds.total,
+        solves = solution.stats.solves,
+        "modal analysis solved"
+    );
     let report = ModalReport {
         from_cache: false,
         seconds,
