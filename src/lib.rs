@@ -6,5 +6,6 @@
 
 pub mod config;
 pub mod fem;
+pub mod fracture;
 pub mod mesh;
 pub mod modal;

@@ -37,6 +37,8 @@ pub struct Topology {
     /// `node_neighbours[node_offsets[n]..node_offsets[n + 1]]`, sorted.
     pub node_offsets: Vec<u32>,
     pub node_neighbours: Vec<u32>,
+    /// The edge joining each node to each neighbour, aligned with `node_neighbours`.
+    pub node_neighbour_edges: Vec<u32>,
     /// Boundary faces, outward oriented.
     pub boundary_faces: Vec<BoundaryFace>,
 }
@@ -72,17 +74,21 @@ impl Topology {
         for n in 0..node_count {
             node_offsets[n + 1] += node_offsets[n];
         }
+        // Edges are sorted by (a, b), so row n receives its neighbours m < n
+        // (from edges (m, n), in order of m) before those x > n (from edges
+        // (n, x), in order of x): every row comes out sorted.
         let mut cursor = node_offsets.clone();
-        let mut node_neighbours = vec![0u32; edges.len() * 2];
-        for &[a, b] in &edges {
-            node_neighbours[cursor[a as usize] as usize] = b;
+        let mut pairs = vec![(0u32, 0u32); edges.len() * 2];
+        for (e, &[a, b]) in edges.iter().enumerate() {
+            pairs[cursor[a as usize] as usize] = (b, e as u32);
             cursor[a as usize] += 1;
-            node_neighbours[cursor[b as usize] as usize] = a;
+            pairs[cursor[b as usize] as usize] = (a, e as u32);
             cursor[b as usize] += 1;
         }
-        for n in 0..node_count {
-            node_neighbours[node_offsets[n] as usize..node_offsets[n + 1] as usize].sort_unstable();
-        }
+        debug_assert!((0..node_count)
+            .all(|n| pairs[node_offsets[n] as usize..node_offsets[n + 1] as usize].is_sorted()));
+        let node_neighbours = pairs.iter().map(|p| p.0).collect();
+        let node_neighbour_edges = pairs.iter().map(|p| p.1).collect();
 
         // Faces: sorted node triples; equal neighbours in sorted order share a face.
         let mut faces: Vec<([u32; 3], u32, u8)> = Vec::with_capacity(tets.len() * 4);
@@ -133,6 +139,7 @@ impl Topology {
             face_neighbours,
             node_offsets,
             node_neighbours,
+            node_neighbour_edges,
             boundary_faces,
         })
     }

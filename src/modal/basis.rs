@@ -182,7 +182,11 @@ pub fn solve_modes(
         if let Some(modes) = cache.load(mesh, material, settings)? {
             seconds.cache = t.elapsed().as_secs_f64();
             seconds.total = start.elapsed().as_secs_f64();
-            tracing::info!(modes = settings.modes, seconds = seconds.total, "modal analysis loaded from the cache");
+            tracing::info!(
+                modes = settings.modes,
+                seconds = seconds.total,
+                "modal analysis loaded from the cache"
+            );
             let report = ModalReport {
                 from_cache: true,
                 seconds,

@@ -1,0 +1,404 @@
+//! Fragments from the fracture state (Glondu 2012 §3.1.2): a closed,
+//! outward-oriented triangle surface per fragment and exact mass properties.
+//!
+//! Each tet whose nodes lie in several fragments is split by its cut points.
+//! The piece of fragment r depends on how many of the tet's nodes are in r:
+//! one (a corner tet at that node), three (the tet less the corner at the
+//! fourth node) or two (a wedge, bounded by the crack quad). When three or
+//! four fragments meet in one tet the pieces leave a gap in its centre
+//! (Glondu Fig. 3.6); it becomes a fragment of its own, so volume is
+//! conserved exactly. A piece's restriction to a tet face
+//! depends only on that face, so face portions of neighbouring tets cancel
+//! and each fragment's surface is its crack triangles plus its share of the
+//! body's boundary faces.
+//!
+//! Gaps (Glondu Fig. 3.6) become one small fragment per tet, closed by the
+//! central triangles of its faces that hold three fragments. Merging the
+//! gaps of neighbouring tets would make one fragment, but two gaps can also
+//! touch along a mere segment (a face with two fragments), and a merged gap
+//! would then pinch into a non-manifold surface.
+
+use super::FractureState;
+use crate::mesh::{TetMesh, TET_EDGES, TET_FACES};
+use nalgebra::{Matrix3, Point3, Vector3};
+use std::collections::HashMap;
+
+/// Volume integrals of a region: ∫1, ∫x, ∫x xᵀ (signed, additive).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MassIntegrals {
+    pub volume: f64,
+    pub first: Vector3<f64>,
+    pub second: Matrix3<f64>,
+}
+
+impl Default for MassIntegrals {
+    fn default() -> Self {
+        Self {
+            volume: 0.0,
+            first: Vector3::zeros(),
+            second: Matrix3::zeros(),
+        }
+    }
+}
+
+impl MassIntegrals {
+    /// Exact integrals over the tet (p0, p1, p2, p3), signed by its orientation:
+    /// ∫x = V·Σp/4, ∫x xᵀ = V/20·(Σ pᵢpᵢᵀ + (Σpᵢ)(Σpᵢ)ᵀ).
+    pub fn tet(p: [Point3<f64>; 4]) -> Self {
+        let volume = (p[1] - p[0]).dot(&(p[2] - p[0]).cross(&(p[3] - p[0]))) / 6.0;
+        let sum: Vector3<f64> = p.iter().map(|q| q.coords).sum();
+        let outer: Matrix3<f64> = p.iter().map(|q| q.coords * q.coords.transpose()).sum();
+        Self {
+            volume,
+            first: volume * sum / 4.0,
+            second: volume / 20.0 * (outer + sum * sum.transpose()),
+        }
+    }
+
+    fn add(&mut self, other: &Self) {
+        self.volume += other.volume;
+        self.first += other.first;
+        self.second += other.second;
+    }
+
+    fn sub(&mut self, other: &Self) {
+        self.volume -= other.volume;
+        self.first -= other.first;
+        self.second -= other.second;
+    }
+
+    pub fn centroid(&self) -> Point3<f64> {
+        Point3::from(self.first / self.volume)
+    }
+
+    /// Inertia tensor about the centroid for density ρ (kg·m²).
+    pub fn inertia_about_centroid(&self, density_kg_m3: f64) -> Matrix3<f64> {
+        let c = self.first / self.volume;
+        let central = self.second - self.volume * c * c.transpose();
+        density_kg_m3 * (Matrix3::from_diagonal_element(central.trace()) - central)
+    }
+}
+
+/// One fragment: its surface, tets and mass properties.
+#[derive(Debug, Clone)]
+pub struct Fragment {
+    /// The fragment identifier of its nodes; gap fragments (which own no
+    /// node) are numbered after the node fragments.
+    pub id: u32,
+    /// A gap fragment (Glondu Fig. 3.6).
+    pub is_gap: bool,
+    pub volume_m3: f64,
+    pub mass_kg: f64,
+    pub centroid_m: Point3<f64>,
+    /// About the centroid, in body axes (kg·m²).
+    pub inertia_kg_m2: Matrix3<f64>,
+    /// Tets holding part of the fragment, ascending.
+    pub tets: Vec<u32>,
+    /// Closed, outward-oriented surface.
+    pub points: Vec<Point3<f64>>,
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// A surface vertex: a mesh node or the cut point of an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Vertex {
+    Node(u32),
+    Cut(u32),
+}
+
+#[derive(Default)]
+struct Builder {
+    integrals: MassIntegrals,
+    tets: Vec<u32>,
+    triangles: Vec<[Vertex; 3]>,
+}
+
+/// Everything needed to split one tet.
+struct TetSplit<'a> {
+    mesh: &'a TetMesh,
+    state: &'a FractureState,
+    tet: usize,
+    nodes: [u32; 4],
+    points: [Point3<f64>; 4],
+}
+
+impl TetSplit<'_> {
+    fn edge(&self, i: usize, j: usize) -> u32 {
+        let local = TET_EDGES
+            .iter()
+            .position(|&[a, b]| (a, b) == (i.min(j), i.max(j)))
+            .expect("a tet edge");
+        self.mesh.topology().tet_edges[self.tet][local]
+    }
+
+    fn cut(&self, i: usize, j: usize) -> Vertex {
+        Vertex::Cut(self.edge(i, j))
+    }
+
+    fn cut_point(&self, i: usize, j: usize) -> Point3<f64> {
+        cut_point(self.mesh, self.state, self.edge(i, j) as usize)
+    }
+
+    /// Corner piece at local node i: the tet (pᵢ, P_i,f0, P_i,f1, P_i,f2),
+    /// positively oriented for every i with the [`TET_FACES`] order, and its
+    /// crack triangle facing away from i.
+    fn corner(&self, i: usize) -> (MassIntegrals, [Vertex; 3]) {
+        let [f0, f1, f2] = TET_FACES[i];
+        let integrals = MassIntegrals::tet([
+            self.points[i],
+            self.cut_point(i, f0),
+            self.cut_point(i, f1),
+            self.cut_point(i, f2),
+        ]);
+        (
+            integrals,
+            [self.cut(i, f0), self.cut(i, f1), self.cut(i, f2)],
+        )
+    }
+
+    /// Wedge piece of the nodes {i, j} against {k, l}: the crack quad and
+    /// the integrals (a cone from pᵢ over the faces not containing i).
+    fn wedge(&self, i: usize, j: usize) -> (MassIntegrals, [[Vertex; 3]; 2]) {
+        let mut others = (0..4).filter(|&n| n != i && n != j);
+        let (mut k, mut l) = (others.next().unwrap(), others.next().unwrap());
+        if !is_even([i, j, k, l]) {
+            std::mem::swap(&mut k, &mut l);
+        }
+        // With (i, j, k, l) positively oriented, (P_ik, P_il, P_jl, P_jk)
+        // faces away from {i, j}. Both sides of the quad split it along the
+        // diagonal through the cut of lowest edge index, so they agree.
+        let quad = [(i, k), (i, l), (j, l), (j, k)];
+        let lowest = (0..4)
+            .min_by_key(|&q| self.edge(quad[q].0, quad[q].1))
+            .unwrap();
+        let v = |q: usize| self.cut(quad[(lowest + q) % 4].0, quad[(lowest + q) % 4].1);
+        let p = |q: usize| self.cut_point(quad[(lowest + q) % 4].0, quad[(lowest + q) % 4].1);
+        let triangles = [[v(0), v(1), v(2)], [v(0), v(2), v(3)]];
+        let mut integrals = MassIntegrals::tet([self.points[i], p(0), p(1), p(2)]);
+        integrals.add(&MassIntegrals::tet([self.points[i], p(0), p(2), p(3)]));
+        // The face opposite i holds j's corner of that face.
+        let face = rotate_to(TET_FACES[i], j);
+        integrals.add(&MassIntegrals::tet([
+            self.points[i],
+            self.points[j],
+            self.cut_point(j, face[1]),
+            self.cut_point(j, face[2]),
+        ]));
+        (integrals, triangles)
+    }
+}
+
+/// Whether the permutation `p` of (0, 1, 2, 3) is even.
+fn is_even(p: [usize; 4]) -> bool {
+    let mut inversions = 0;
+    for a in 0..4 {
+        for b in a + 1..4 {
+            if p[a] > p[b] {
+                inversions += 1;
+            }
+        }
+    }
+    inversions % 2 == 0
+}
+
+/// The face's nodes rotated (cyclic order kept) so that `first` leads.
+fn rotate_to(face: [usize; 3], first: usize) -> [usize; 3] {
+    let at = face.iter().position(|&n| n == first).expect("node on face");
+    [face[at], face[(at + 1) % 3], face[(at + 2) % 3]]
+}
+
+fn cut_point(mesh: &TetMesh, state: &FractureState, edge: usize) -> Point3<f64> {
+    let [a, b] = mesh.topology().edges[edge];
+    let t = state
+        .cut_position(edge)
+        .expect("an edge between two fragments is cut (flood fill)");
+    let (pa, pb) = (mesh.nodes()[a as usize], mesh.nodes()[b as usize]);
+    pa + (pb - pa) * t
+}
+
+fn reversed(t: [Vertex; 3]) -> [Vertex; 3] {
+    [t[0], t[2], t[1]]
+}
+
+/// Splits the body into fragments; `density_kg_m3` gives mass and inertia.
+pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> Vec<Fragment> {
+    let topo = mesh.topology();
+    let node_ids = state.node_fragments();
+    let mut builders: HashMap<u32, Builder> = HashMap::new();
+    let ids_of = |t: usize| mesh.tets()[t].map(|n| node_ids[n as usize]);
+    let distinct = |ids: &[u32]| {
+        let mut v = ids.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+
+    // One gap fragment per tet holding three or four fragments.
+    let mut gap_id: HashMap<usize, u32> = HashMap::new();
+    for t in 0..mesh.tet_count() {
+        if distinct(&ids_of(t)) >= 3 {
+            let id = state.fragment_id_bound() + gap_id.len() as u32;
+            gap_id.insert(t, id);
+        }
+    }
+
+    let mut boundary_faces_of: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (index, face) in topo.boundary_faces.iter().enumerate() {
+        boundary_faces_of
+            .entry(face.tet as usize)
+            .or_default()
+            .push(index);
+    }
+
+    for t in 0..mesh.tet_count() {
+        let ids = ids_of(t);
+        let split = TetSplit {
+            mesh,
+            state,
+            tet: t,
+            nodes: mesh.tets()[t],
+            points: mesh.tet_points(t),
+        };
+        let whole = MassIntegrals::tet(split.points);
+        let count = distinct(&ids);
+        if count == 1 {
+            let b = builders.entry(ids[0]).or_default();
+            b.integrals.add(&whole);
+            b.tets.push(t as u32);
+        } else {
+            let mut pieces = MassIntegrals::default();
+            let mut crack_triangles: Vec<[Vertex; 3]> = Vec::new();
+            let mut seen: Vec<u32> = Vec::new();
+            for i in 0..4 {
+                let r = ids[i];
+                if seen.contains(&r) {
+                    continue;
+                }
+                seen.push(r);
+                let members: Vec<usize> = (0..4).filter(|&n| ids[n] == r).collect();
+                let (integrals, triangles): (MassIntegrals, Vec<[Vertex; 3]>) = match members.len()
+                {
+                    1 => {
+                        let (m, tri) = split.corner(members[0]);
+                        (m, vec![tri])
+                    }
+                    3 => {
+                        let other = (0..4).find(|&n| ids[n] != r).unwrap();
+                        let (corner, tri) = split.corner(other);
+                        let mut m = whole;
+                        m.sub(&corner);
+                        (m, vec![reversed(tri)])
+                    }
+                    _ => {
+                        let (m, tris) = split.wedge(members[0], members[1]);
+                        (m, tris.to_vec())
+                    }
+                };
+                pieces.add(&integrals);
+                crack_triangles.extend(&triangles);
+                let b = builders.entry(r).or_default();
+                b.integrals.add(&integrals);
+                b.tets.push(t as u32);
+                b.triangles.extend(triangles);
+            }
+            if count >= 3 {
+                let mut gap = whole;
+                gap.sub(&pieces);
+                let b = builders.entry(gap_id[&t]).or_default();
+                b.integrals.add(&gap);
+                b.tets.push(t as u32);
+                b.triangles
+                    .extend(crack_triangles.iter().map(|&tri| reversed(tri)));
+                // Its share of every face whose three nodes are in three
+                // fragments: the central triangle of the cut points.
+                for face in TET_FACES {
+                    if distinct(&face.map(|l| ids[l])) == 3 {
+                        b.triangles.push([
+                            split.cut(face[0], face[1]),
+                            split.cut(face[1], face[2]),
+                            split.cut(face[2], face[0]),
+                        ]);
+                    }
+                }
+            }
+        }
+        // The tet's share of the body's boundary.
+        for &index in boundary_faces_of.get(&t).map(Vec::as_slice).unwrap_or(&[]) {
+            let face = topo.boundary_faces[index];
+            let local = TET_FACES[face.opposite as usize];
+            let face_ids = local.map(|l| ids[l]);
+            let vertex = |l: usize| Vertex::Node(split.nodes[l]);
+            match distinct(&face_ids) {
+                1 => builders
+                    .entry(face_ids[0])
+                    .or_default()
+                    .triangles
+                    .push(local.map(vertex)),
+                _ => {
+                    for k in 0..3 {
+                        let [x, y, z] = rotate_to(local, local[k]);
+                        let (rx, ry, rz) = (ids[x], ids[y], ids[z]);
+                        if ry != rx && rz != rx {
+                            // x alone in its fragment on this face: its corner.
+                            builders.entry(rx).or_default().triangles.push([
+                                vertex(x),
+                                split.cut(x, y),
+                                split.cut(x, z),
+                            ]);
+                        } else if ry == rx && rz != rx {
+                            // x, y together, z apart: the trapezoid x, y, P_yz, P_xz.
+                            let b = builders.entry(rx).or_default();
+                            b.triangles.push([vertex(x), vertex(y), split.cut(y, z)]);
+                            b.triangles
+                                .push([vertex(x), split.cut(y, z), split.cut(x, z)]);
+                        }
+                    }
+                    // With three fragments on the face its centre is the
+                    // gap's, emitted with the gap above.
+                }
+            }
+        }
+    }
+
+    let mut ids: Vec<u32> = builders.keys().copied().collect();
+    ids.sort_unstable();
+    ids.into_iter()
+        .filter_map(|id| {
+            let b = builders.remove(&id)?;
+            if b.integrals.volume <= 0.0 {
+                return None;
+            }
+            let mut index: HashMap<Vertex, u32> = HashMap::new();
+            let mut points = Vec::new();
+            let triangles = b
+                .triangles
+                .iter()
+                .map(|tri| {
+                    tri.map(|v| {
+                        *index.entry(v).or_insert_with(|| {
+                            points.push(match v {
+                                Vertex::Node(n) => mesh.nodes()[n as usize],
+                                Vertex::Cut(e) => cut_point(mesh, state, e as usize),
+                            });
+                            (points.len() - 1) as u32
+                        })
+                    })
+                })
+                .collect();
+            let mut tets = b.tets;
+            tets.sort_unstable();
+            tets.dedup();
+            Some(Fragment {
+                id,
+                is_gap: id >= state.fragment_id_bound(),
+                volume_m3: b.integrals.volume,
+                mass_kg: density_kg_m3 * b.integrals.volume,
+                centroid_m: b.integrals.centroid(),
+                inertia_kg_m2: b.integrals.inertia_about_centroid(density_kg_m3),
+                tets,
+                points,
+                triangles,
+            })
+        })
+        .collect()
+}

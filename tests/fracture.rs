@@ -1,0 +1,358 @@
+//! Fracture state, crack propagation and fragments.
+
+mod common;
+
+use common::rel;
+use nalgebra::{Point3, Vector3};
+use tessera::fracture::*;
+use tessera::mesh::{box_mesh, Jitter, TetMesh};
+
+const DENSITY: f64 = 2000.0;
+const NEVER_STOPS: EnergyBalance = EnergyBalance {
+    toughness_j_m2: 1.0,
+    energy_length_m: 1.0,
+};
+
+/// Every edge used once in each direction (closed, consistently oriented),
+/// and the enclosed volume (divergence theorem) equal to `volume`.
+fn assert_closed_outward(fragment: &Fragment) {
+    let mut directed = std::collections::HashMap::new();
+    for t in &fragment.triangles {
+        for k in 0..3 {
+            *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+        }
+    }
+    for (&(a, b), &count) in &directed {
+        assert_eq!(
+            count, 1,
+            "fragment {} (gap: {}, volume {:e}): edge {a}→{b} used {count} times",
+            fragment.id, fragment.is_gap, fragment.volume_m3
+        );
+        assert_eq!(
+            directed.get(&(b, a)),
+            Some(&1),
+            "fragment {}: edge {a}→{b} is a border",
+            fragment.id
+        );
+    }
+    let enclosed: f64 = fragment
+        .triangles
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|i| fragment.points[i as usize].coords);
+            a.dot(&b.cross(&c)) / 6.0
+        })
+        .sum();
+    assert!(
+        rel(enclosed, fragment.volume_m3) < 1e-9,
+        "fragment {}: encloses {enclosed}, volume {}",
+        fragment.id,
+        fragment.volume_m3
+    );
+}
+
+fn cut(
+    mesh: &TetMesh,
+    state: &mut FractureState,
+    origin: Point3<f64>,
+    normal: Vector3<f64>,
+    noise_m: f64,
+    seed: u32,
+) -> Crack {
+    let surface = CrackSurface::new(origin, normal, noise_m, 40.0, seed);
+    let start = (0..mesh.tet_count())
+        .filter(|&t| {
+            let v = mesh.tet_points(t).map(|p| surface.value(&p));
+            v.iter().any(|&x| x < 0.0) && v.iter().any(|&x| x >= 0.0) && !state.is_damaged(t)
+        })
+        .min_by(|&a, &b| {
+            (mesh.tet_centroid(a) - origin)
+                .norm()
+                .total_cmp(&(mesh.tet_centroid(b) - origin).norm())
+        })
+        .expect("the surface crosses the mesh");
+    propagate(mesh, state, &surface, start, &NEVER_STOPS, &|_| 1e9)
+}
+
+#[test]
+fn plane_cut_of_a_box_gives_exact_halves() {
+    let (lx, ly, lz) = (0.2, 0.1, 0.05);
+    let mesh = box_mesh([lx, ly, lz], [8, 4, 2], None).unwrap();
+    let mut state = FractureState::new(&mesh);
+    let x0 = 0.0737;
+    let crack = cut(
+        &mesh,
+        &mut state,
+        Point3::new(x0, 0.05, 0.025),
+        Vector3::x(),
+        0.0,
+        1,
+    );
+    assert_eq!(crack.stop, CrackStop::Boundary);
+    assert_eq!(crack.new_fragments.len(), 1);
+    assert!(
+        rel(crack.area_m2, ly * lz) < 1e-12,
+        "area {}",
+        crack.area_m2
+    );
+    let pieces = fragments(&mesh, &state, DENSITY);
+    assert_eq!(pieces.len(), 2);
+    for piece in &pieces {
+        assert_closed_outward(piece);
+        let left = piece.centroid_m.x < x0;
+        let length = if left { x0 } else { lx - x0 };
+        let start = if left { 0.0 } else { x0 };
+        assert!(rel(piece.volume_m3, length * ly * lz) < 1e-12);
+        assert!(
+            (piece.centroid_m - Point3::new(start + length / 2.0, ly / 2.0, lz / 2.0)).norm()
+                < 1e-12
+        );
+        // Box inertia about its centre: m/12 (b² + c²) etc.
+        let m = DENSITY * length * ly * lz;
+        let expected = Vector3::new(
+            ly * ly + lz * lz,
+            length * length + lz * lz,
+            length * length + ly * ly,
+        ) * m
+            / 12.0;
+        assert!((piece.inertia_kg_m2.diagonal() - expected).norm() < 1e-12 * expected.norm());
+        assert!(piece.inertia_kg_m2[(0, 1)].abs() < 1e-14 * expected.norm());
+    }
+}
+
+#[test]
+fn noisy_and_crossing_cracks_conserve_volume_and_close_every_fragment() {
+    let mesh = box_mesh(
+        [0.12, 0.12, 0.03],
+        [10, 10, 3],
+        Some(Jitter {
+            fraction: 0.25,
+            seed: 4,
+        }),
+    )
+    .unwrap();
+    let mut state = FractureState::new(&mesh);
+    let centre = Point3::new(0.06, 0.06, 0.015);
+    let normals = [
+        Vector3::new(1.0, 0.2, 0.0),
+        Vector3::new(-0.3, 1.0, 0.1),
+        Vector3::new(1.0, 1.0, 0.0),
+        Vector3::new(1.0, -1.0, 0.2),
+    ];
+    let mut stops = Vec::new();
+    for (k, normal) in normals.iter().enumerate() {
+        let crack = cut(
+            &mesh,
+            &mut state,
+            centre + Vector3::new(0.004 * k as f64, -0.003 * k as f64, 0.0),
+            *normal,
+            2e-3,
+            k as u32,
+        );
+        stops.push(crack.stop);
+    }
+    assert!(
+        stops[1..].contains(&CrackStop::Collision),
+        "later cracks meet earlier ones: {stops:?}"
+    );
+    let pieces = fragments(&mesh, &state, DENSITY);
+    // A crack does not enter elements another crack damaged (collision), so
+    // each later crack splits only the fragment it starts in.
+    assert!(pieces.len() >= 4, "{} fragments", pieces.len());
+    let total: f64 = pieces.iter().map(|f| f.volume_m3).sum();
+    assert!(
+        rel(total, mesh.volume()) < 1e-9,
+        "volumes sum to {total}, body {}",
+        mesh.volume()
+    );
+    let mass: f64 = pieces.iter().map(|f| f.mass_kg).sum();
+    assert!(rel(mass, DENSITY * mesh.volume()) < 1e-9);
+    for piece in &pieces {
+        assert_closed_outward(piece);
+        assert!(piece.volume_m3 > 0.0);
+        let eig = piece.inertia_kg_m2.symmetric_eigenvalues();
+        assert!(
+            eig.iter().all(|&l| l > 0.0),
+            "inertia of fragment {} not positive definite",
+            piece.id
+        );
+    }
+    // First moments add up to the body's: Σ mᵢ cᵢ = M c.
+    let moment: Vector3<f64> = pieces
+        .iter()
+        .map(|f| f.volume_m3 * f.centroid_m.coords)
+        .sum();
+    let body: Vector3<f64> = (0..mesh.tet_count())
+        .map(|t| mesh.tet_volume(t) * mesh.tet_centroid(t).coords)
+        .sum();
+    assert!((moment - body).norm() < 1e-9 * body.norm());
+}
+
+#[test]
+fn incremental_flood_fill_matches_a_full_one() {
+    let mesh = box_mesh(
+        [0.1, 0.1, 0.02],
+        [8, 8, 2],
+        Some(Jitter {
+            fraction: 0.2,
+            seed: 9,
+        }),
+    )
+    .unwrap();
+    let mut state = FractureState::new(&mesh);
+    // Two parallel through-cracks and a third across them (which collides).
+    let cracks = [
+        (0.03, 0.045, Vector3::x()),
+        (0.07, 0.045, Vector3::x()),
+        (0.05, 0.06, Vector3::new(0.2, 1.0, 0.0)),
+    ];
+    for (k, (x, y, normal)) in cracks.iter().enumerate() {
+        cut(
+            &mesh,
+            &mut state,
+            Point3::new(*x, *y, 0.01),
+            *normal,
+            1e-3,
+            3 + k as u32,
+        );
+    }
+    // Components of the graph of uncut edges, from scratch.
+    let topo = mesh.topology();
+    let mut label = vec![u32::MAX; mesh.node_count()];
+    let mut next = 0;
+    for seed in 0..mesh.node_count() {
+        if label[seed] != u32::MAX {
+            continue;
+        }
+        let mut stack = vec![seed];
+        label[seed] = next;
+        while let Some(n) = stack.pop() {
+            for &m in topo.neighbours_of(n) {
+                let edge = topo.edge_index(n as u32, m).unwrap();
+                if label[m as usize] == u32::MAX && state.cut_position(edge).is_none() {
+                    label[m as usize] = next;
+                    stack.push(m as usize);
+                }
+            }
+        }
+        next += 1;
+    }
+    // Same partition: a bijection between the two labellings.
+    let mut map = std::collections::HashMap::new();
+    for (n, &incremental) in state.node_fragments().iter().enumerate() {
+        assert_eq!(
+            *map.entry(incremental).or_insert(label[n]),
+            label[n],
+            "node {n}"
+        );
+    }
+    assert_eq!(map.len() as u32, next);
+    assert!(next >= 3);
+}
+
+#[test]
+fn energy_stops_a_crack_inside_the_body() {
+    let mesh = box_mesh([0.2, 0.2, 0.02], [16, 16, 2], None).unwrap();
+    let mut state = FractureState::new(&mesh);
+    let surface = CrackSurface::new(Point3::new(0.1, 0.1, 0.01), Vector3::x(), 0.0, 1.0, 0);
+    let start = (0..mesh.tet_count())
+        .find(|&t| {
+            let v = mesh.tet_points(t).map(|p| surface.value(&p));
+            v.iter().any(|&x| x < 0.0)
+                && v.iter().any(|&x| x >= 0.0)
+                && (mesh.tet_centroid(t).y - 0.1).abs() < 0.01
+        })
+        .unwrap();
+    // Strain energy concentrated near the start: it runs out on the way.
+    let centre = Point3::new(0.1, 0.1, 0.01);
+    let balance = EnergyBalance {
+        toughness_j_m2: 10.0,
+        energy_length_m: 1e-3,
+    };
+    let crack = propagate(&mesh, &mut state, &surface, start, &balance, &|t| {
+        4e4 * (-(mesh.tet_centroid(t) - centre).norm() / 0.02).exp()
+    });
+    assert_eq!(crack.stop, CrackStop::Energy);
+    assert!(crack.fracture_energy_j >= crack.available_energy_j * 0.5);
+    assert!(
+        crack.elements > 1 && crack.area_m2 < 0.2 * 0.02 * 0.9,
+        "a partial crack: {} m²",
+        crack.area_m2
+    );
+    assert!(
+        crack.new_fragments.is_empty(),
+        "a partial crack separates nothing"
+    );
+    let pieces = fragments(&mesh, &state, DENSITY);
+    assert_eq!(pieces.len(), 1);
+    assert_closed_outward(&pieces[0]);
+    assert!(rel(pieces[0].volume_m3, mesh.volume()) < 1e-12);
+}
+
+#[test]
+fn same_input_gives_identical_fragments() {
+    let run = || {
+        let mesh = box_mesh(
+            [0.1, 0.1, 0.02],
+            [6, 6, 2],
+            Some(Jitter {
+                fraction: 0.2,
+                seed: 1,
+            }),
+        )
+        .unwrap();
+        let mut state = FractureState::new(&mesh);
+        cut(
+            &mesh,
+            &mut state,
+            Point3::new(0.05, 0.05, 0.01),
+            Vector3::new(1.0, 0.4, 0.1),
+            3e-3,
+            77,
+        );
+        fragments(&mesh, &state, DENSITY)
+            .into_iter()
+            .map(|f| {
+                (
+                    f.volume_m3.to_bits(),
+                    f.triangles.len(),
+                    f.points.iter().map(|p| p.x.to_bits()).sum::<u64>(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn centre_gaps_become_fragments_and_close() {
+    // Two tets sharing a face, every edge cut: five corner pieces and a gap
+    // in each tet.
+    let nodes = vec![
+        Point3::new(0.0, 0.0, 0.0),
+        Point3::new(1.0, 0.0, 0.0),
+        Point3::new(0.0, 1.0, 0.0),
+        Point3::new(0.0, 0.0, 1.0),
+        Point3::new(0.8, 0.9, 0.7),
+    ];
+    let mesh = TetMesh::new(nodes, vec![[0, 1, 2, 3], [1, 2, 3, 4]]).unwrap();
+    let mut state = FractureState::new(&mesh);
+    let cuts: Vec<(usize, f64)> = (0..mesh.topology().edges.len())
+        .map(|e| (e, 0.3 + 0.05 * e as f64))
+        .collect();
+    let created = state.cut_edges(&mesh, &cuts);
+    assert_eq!(created.len(), 4);
+    let pieces = fragments(&mesh, &state, DENSITY);
+    let gaps: Vec<&Fragment> = pieces.iter().filter(|f| f.is_gap).collect();
+    assert_eq!(pieces.len(), 7, "five corners and two gaps");
+    assert_eq!(gaps.len(), 2);
+    assert_eq!(
+        (gaps[0].tets.clone(), gaps[1].tets.clone()),
+        (vec![0], vec![1])
+    );
+    let total: f64 = pieces.iter().map(|f| f.volume_m3).sum();
+    assert!(rel(total, mesh.volume()) < 1e-12);
+    for piece in &pieces {
+        assert_closed_outward(piece);
+    }
+}
