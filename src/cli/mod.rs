@@ -2,6 +2,7 @@
 //! per subcommand. Library errors are wrapped with `anyhow` context here.
 
 mod demo;
+mod fracture_cmd;
 mod mesh_cmd;
 mod modes;
 
@@ -33,6 +34,8 @@ enum Command {
     Modes(modes::Args),
     /// Reads or generates a mesh, reports it, and optionally writes it out.
     Mesh(mesh_cmd::Args),
+    /// Applies impacts or held loads to a breakable body; reports cracks and fragments.
+    Fracture(fracture_cmd::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -54,6 +57,7 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args, &cli),
         Command::Modes(args) => modes::run(args, &cli),
         Command::Mesh(args) => mesh_cmd::run(args),
+        Command::Fracture(args) => fracture_cmd::run(args, &cli),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

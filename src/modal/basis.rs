@@ -29,7 +29,10 @@ pub struct ModalBasis {
     pub shapes: Mat<f64>,
     /// ‖Kx − λMx‖ / ‖Kx‖ per mode.
     pub residuals: Vec<f64>,
-    modal_stress: Vec<f32>,
+    /// Row 6e + c, column j: Voigt component c of the stress of mode j in
+    /// element e, at unit modal coordinate (Pa). Column-major, so the
+    /// stresses of every element at several modal states are one product.
+    modal_stress: Mat<f32>,
 }
 
 impl ModalBasis {
@@ -45,22 +48,19 @@ impl ModalBasis {
             .collect()
     }
 
-    /// The 6×m modal stress of `element`, mode-major: entries
-    /// `[6j .. 6j + 6]` are the Voigt stress (Pa) of mode j at unit modal
-    /// coordinate.
-    pub fn element_modal_stress(&self, element: usize) -> &[f32] {
-        let m6 = 6 * self.mode_count();
-        &self.modal_stress[element * m6..(element + 1) * m6]
+    /// The modal stress table: row 6e + c, column j is Voigt component c
+    /// of mode j's stress in element e (Pa per unit modal coordinate).
+    pub fn modal_stress(&self) -> faer::MatRef<'_, f32> {
+        self.modal_stress.as_ref()
     }
 
     /// Stress (Voigt, Pa) of `element` at modal coordinates `z`:
     /// one small matrix–vector product.
     pub fn element_stress(&self, element: usize, z: &[f64]) -> [f64; 6] {
-        let block = self.element_modal_stress(element);
         let mut s = [0.0f64; 6];
         for (j, &zj) in z.iter().enumerate() {
-            for c in 0..6 {
-                s[c] += f64::from(block[6 * j + c]) * zj;
+            for (c, sc) in s.iter_mut().enumerate() {
+                *sc += f64::from(self.modal_stress[(6 * element + c, j)]) * zj;
             }
         }
         s
@@ -68,7 +68,7 @@ impl ModalBasis {
 
     /// Bytes held by the modal stress table.
     pub fn modal_stress_bytes(&self) -> usize {
-        self.modal_stress.len() * std::mem::size_of::<f32>()
+        self.modal_stress.nrows() * self.modal_stress.ncols() * std::mem::size_of::<f32>()
     }
 
     /// Builds the basis from solved modes: dynamics and modal stresses.
@@ -104,33 +104,49 @@ pub fn mode_dynamics(eigenvalues: &[f64], material: &Material) -> Vec<ModeDynami
 }
 
 /// σ_e,j = C B_e x_j restricted to element e, for every element and mode.
-fn modal_stresses(mesh: &TetMesh, material: &Material, shapes: &Mat<f64>) -> Vec<f32> {
+fn modal_stresses(mesh: &TetMesh, material: &Material, shapes: &Mat<f64>) -> Mat<f32> {
     let m = shapes.ncols();
+    let elements = mesh.tet_count();
     let c = constitutive_matrix(material);
-    let mut table = vec![0.0f32; mesh.tet_count() * 6 * m];
+    let mut table = Mat::<f32>::zeros(6 * elements, m);
     if m == 0 {
         return table;
     }
-    table
-        .par_chunks_mut(6 * m)
-        .enumerate()
-        .for_each(|(t, block)| {
-            let element = TetElement::new(&mesh.tet_points(t)).expect("validated mesh");
-            let cb = c * element.b_matrix();
-            let tet = mesh.tets()[t];
-            for j in 0..m {
+    let cb: Vec<nalgebra::SMatrix<f64, 6, 12>> = (0..elements)
+        .into_par_iter()
+        .map(|t| {
+            c * TetElement::new(&mesh.tet_points(t))
+                .expect("validated mesh")
+                .b_matrix()
+        })
+        .collect();
+    // Each mode's column is independent: fill columns in parallel.
+    let columns: Vec<Vec<f32>> = (0..m)
+        .into_par_iter()
+        .map(|j| {
+            let mut column = vec![0.0f32; 6 * elements];
+            for (t, tet) in mesh.tets().iter().enumerate() {
                 let mut u = nalgebra::SVector::<f64, 12>::zeros();
                 for (a, &node) in tet.iter().enumerate() {
                     for axis in 0..3 {
                         u[3 * a + axis] = shapes[(3 * node as usize + axis, j)];
                     }
                 }
-                let s = cb * u;
+                let s = cb[t] * u;
                 for k in 0..6 {
-                    block[6 * j + k] = s[k] as f32;
+                    column[6 * t + k] = s[k] as f32;
                 }
             }
-        });
+            column
+        })
+        .collect();
+    for (j, column) in columns.into_iter().enumerate() {
+        table
+            .col_mut(j)
+            .iter_mut()
+            .zip(column)
+            .for_each(|(t, v)| *t = v);
+    }
     table
 }
 

@@ -1,0 +1,307 @@
+//! `tessera fracture`: applies impacts (or a held load) to a breakable body
+//! and reports the cracks and fragments.
+
+use super::{material_library, modes, solve_progress, Cli};
+use anyhow::{bail, Context};
+use nalgebra::{Point3, Vector3};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+use tessera::fracture::{BreakableBody, ContactPoint, FractureSettings, Impactor, StaticLoad};
+use tessera::mesh::{write_obj, write_vtk, CellField, MeshSpec, NodeField};
+use tessera::modal::{analyse, default_cache_dir, ModalCache};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Mesh file or generator (see `tessera modes --help`).
+    #[arg(long)]
+    pub mesh: String,
+    /// Material name from the library.
+    #[arg(long)]
+    pub material: String,
+    /// An impact `X,Y,Z:NX,NY,NZ:IMPULSE[:SPEED]`: contact point (m), inward
+    /// normal, normal impulse (N·s), relative speed (m/s; default impulse /
+    /// impactor mass). Several `--impact` act together as one event.
+    #[arg(long = "impact", value_name = "SPEC")]
+    pub impacts: Vec<String>,
+    /// A held force `X,Y,Z:FX,FY,FZ` (N) for the quasi-static check.
+    #[arg(long = "load", value_name = "SPEC")]
+    pub loads: Vec<String>,
+    /// Seed of the weak points and the crack noise.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Elastic modes of the basis.
+    #[arg(long, default_value_t = 100)]
+    pub modes: usize,
+    /// Impactor mass (kg), Young's modulus (Pa) and radius (m); default the
+    /// 110 g, 25 mm steel ball.
+    #[arg(long, default_value_t = 0.110)]
+    pub impactor_mass: f64,
+    #[arg(long, default_value_t = 200e9)]
+    pub impactor_modulus: f64,
+    #[arg(long, default_value_t = 0.0125)]
+    pub impactor_radius: f64,
+    /// γ of Glondu eq. 3.8 (m).
+    #[arg(long, default_value_t = FractureSettings::default().energy_length_m)]
+    pub energy_length: f64,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Write one OBJ per fragment and fracture.vtu (damage per tet,
+    /// fragment per node) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+fn numbers<const N: usize>(text: &str, what: &str, spec: &str) -> anyhow::Result<[f64; N]> {
+    let values: Vec<f64> = text
+        .split(',')
+        .map(|v| v.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("`{spec}`: {what} `{text}` is not a list of numbers"))?;
+    let array: [f64; N] = values.try_into().map_err(|v: Vec<f64>| {
+        anyhow::anyhow!("`{spec}`: {what} needs {N} numbers, got {}", v.len())
+    })?;
+    if array.iter().any(|v| !v.is_finite()) {
+        bail!("`{spec}`: {what} must be finite");
+    }
+    Ok(array)
+}
+
+fn parse_impact(spec: &str, impactor: &Impactor) -> anyhow::Result<ContactPoint> {
+    let parts: Vec<&str> = spec.split(':').collect();
+    if !(3..=4).contains(&parts.len()) {
+        bail!("--impact `{spec}`: expected X,Y,Z:NX,NY,NZ:IMPULSE[:SPEED]");
+    }
+    let point = numbers::<3>(parts[0], "the point", spec)?;
+    let normal = Vector3::from(numbers::<3>(parts[1], "the normal", spec)?);
+    if normal.norm() == 0.0 {
+        bail!("--impact `{spec}`: the normal is zero");
+    }
+    let [impulse] = numbers::<1>(parts[2], "the impulse", spec)?;
+    if impulse <= 0.0 {
+        bail!("--impact `{spec}`: the impulse must be positive");
+    }
+    let speed = match parts.get(3) {
+        Some(text) => numbers::<1>(text, "the speed", spec)?[0],
+        None => impulse / impactor.mass_kg,
+    };
+    if speed <= 0.0 {
+        bail!("--impact `{spec}`: the speed must be positive");
+    }
+    Ok(ContactPoint {
+        point_m: Point3::from(point),
+        normal: normal.normalize(),
+        impulse_n_s: impulse,
+        relative_speed_m_s: speed,
+    })
+}
+
+fn parse_load(spec: &str) -> anyhow::Result<StaticLoad> {
+    let parts: Vec<&str> = spec.split(':').collect();
+    if parts.len() != 2 {
+        bail!("--load `{spec}`: expected X,Y,Z:FX,FY,FZ");
+    }
+    Ok(StaticLoad {
+        point_m: Point3::from(numbers::<3>(parts[0], "the point", spec)?),
+        force_n: Vector3::from(numbers::<3>(parts[1], "the force", spec)?),
+    })
+}
+
+#[derive(Serialize)]
+struct FragmentJson {
+    id: u32,
+    is_gap: bool,
+    volume_m3: f64,
+    mass_kg: f64,
+    centroid_m: [f64; 3],
+    triangles: usize,
+    tets: usize,
+}
+
+#[derive(Serialize)]
+struct Milliseconds {
+    initiation: f64,
+    propagation: f64,
+    meshing: f64,
+    total: f64,
+}
+
+pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
+    if args.impacts.is_empty() && args.loads.is_empty() {
+        bail!("give at least one --impact or --load");
+    }
+    let impactor = Impactor {
+        mass_kg: args.impactor_mass,
+        youngs_modulus_pa: args.impactor_modulus,
+        poisson_ratio: 0.3,
+        radius_m: args.impactor_radius,
+    };
+    if !(impactor.mass_kg > 0.0 && impactor.youngs_modulus_pa > 0.0 && impactor.radius_m > 0.0) {
+        bail!("--impactor-mass, --impactor-modulus and --impactor-radius must be positive");
+    }
+    let contacts: Vec<ContactPoint> = args
+        .impacts
+        .iter()
+        .map(|s| parse_impact(s, &impactor))
+        .collect::<Result<_, _>>()?;
+    let loads: Vec<StaticLoad> = args
+        .loads
+        .iter()
+        .map(|s| parse_load(s))
+        .collect::<Result<_, _>>()?;
+    let library = material_library(cli)?;
+    let material = library.get(&args.material)?.clone();
+    let mesh = MeshSpec::parse(&args.mesh)?.load()?;
+    let settings = modes::settings(args.modes, None, 10.0)?;
+    let cache = ModalCache::new(default_cache_dir());
+    let bar = solve_progress("modal analysis");
+    let (basis, _) = analyse(&mesh, &material, &settings, Some(&cache), &|n| {
+        bar.set_position(n as u64)
+    })?;
+    bar.finish_and_clear();
+
+    let fracture_settings = FractureSettings {
+        energy_length_m: args.energy_length,
+        seed: args.seed,
+        ..Default::default()
+    };
+    let start = Instant::now();
+    let mut body = BreakableBody::new(mesh, material, basis, args.seed);
+    let mut outcomes = Vec::new();
+    if !contacts.is_empty() {
+        outcomes.push(body.impact(&contacts, &impactor, &fracture_settings));
+    }
+    if !loads.is_empty() {
+        outcomes.push(body.static_load(&loads, &fracture_settings));
+    }
+    let t = Instant::now();
+    let fragments = body.fragments();
+    let meshing = t.elapsed().as_secs_f64() * 1e3;
+    let total = start.elapsed().as_secs_f64() * 1e3;
+    let cracks: Vec<_> = outcomes
+        .iter()
+        .flat_map(|o| o.cracks.iter().cloned())
+        .collect();
+    let crack_area: f64 = cracks.iter().map(|c| c.area_m2).fold(0.0, |a, b| a + b);
+
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for f in &fragments {
+            write_obj(
+                &dir.join(format!("fragment_{:04}.obj", f.id)),
+                &f.points,
+                &f.triangles,
+            )?;
+        }
+        let damaged: Vec<f64> = (0..body.mesh().tet_count())
+            .map(|t| f64::from(u8::from(body.state().is_damaged(t))))
+            .collect();
+        let fragment_of: Vec<f64> = body
+            .state()
+            .node_fragments()
+            .iter()
+            .map(|&f| f64::from(f))
+            .collect();
+        write_vtk(
+            &dir.join("fracture.vtu"),
+            body.mesh(),
+            &[CellField {
+                name: "damaged",
+                components: 1,
+                values: &damaged,
+            }],
+            &[NodeField {
+                name: "fragment",
+                components: 1,
+                values: &fragment_of,
+            }],
+        )?;
+    }
+    let milliseconds = Milliseconds {
+        initiation: outcomes.iter().map(|o| o.milliseconds.initiation).sum(),
+        propagation: outcomes.iter().map(|o| o.milliseconds.propagation).sum(),
+        meshing,
+        total,
+    };
+    if args.json {
+        let json = serde_json::json!({
+            "mesh": args.mesh,
+            "material": args.material,
+            "tets": body.mesh().tet_count(),
+            "weak_points": body.weak_points().len(),
+            "fragments": fragments.iter().map(|f| FragmentJson {
+                id: f.id,
+                is_gap: f.is_gap,
+                volume_m3: f.volume_m3,
+                mass_kg: f.mass_kg,
+                centroid_m: [f.centroid_m.x, f.centroid_m.y, f.centroid_m.z],
+                triangles: f.triangles.len(),
+                tets: f.tets.len(),
+            }).collect::<Vec<_>>(),
+            "crack_area_m2": crack_area,
+            "cracks": cracks,
+            "events": outcomes.iter().map(|o| serde_json::json!({
+                "contact_duration_s": o.contact_duration_s,
+                "time_step_s": o.time_step_s,
+                "steps": o.steps,
+                "peak_stress_pa": o.peak_stress_pa,
+            })).collect::<Vec<_>>(),
+            "milliseconds": milliseconds,
+        });
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        for o in &outcomes {
+            println!(
+                "event: contact {:.1} µs in {} step(s) of {:.1} µs, peak principal stress {:.2} MPa (R_c {:.1} MPa)",
+                o.contact_duration_s * 1e6,
+                o.steps,
+                o.time_step_s * 1e6,
+                o.peak_stress_pa / 1e6,
+                body_threshold(&library, &args.material) / 1e6
+            );
+        }
+        for (i, c) in cracks.iter().enumerate() {
+            println!(
+                "crack {}: {} elements, {:.3e} m², stopped by {:?}",
+                i + 1,
+                c.elements,
+                c.area_m2,
+                c.stop
+            );
+        }
+        println!(
+            "{} fragment(s), crack area {:.3e} m²",
+            fragments.len(),
+            crack_area
+        );
+        for f in &fragments {
+            println!(
+                "  fragment {:>4}{}: {:.3e} m³, {:.4} kg, {} triangles",
+                f.id,
+                if f.is_gap { " (gap)" } else { "" },
+                f.volume_m3,
+                f.mass_kg,
+                f.triangles.len()
+            );
+        }
+        println!(
+            "milliseconds: initiation {:.2}, propagation {:.2}, meshing {:.2}, total {:.2}",
+            milliseconds.initiation,
+            milliseconds.propagation,
+            milliseconds.meshing,
+            milliseconds.total
+        );
+        if let Some(dir) = &args.out {
+            println!("wrote {}", dir.display());
+        }
+    }
+    Ok(())
+}
+
+fn body_threshold(library: &tessera::config::MaterialLibrary, name: &str) -> f64 {
+    library
+        .get(name)
+        .map(|m| m.rankine_threshold_pa)
+        .unwrap_or(f64::NAN)
+}

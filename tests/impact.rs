@@ -1,0 +1,212 @@
+//! Modal impact fracture and the quasi-static check (Glondu §3.3).
+
+mod common;
+
+use common::material;
+use nalgebra::{Point3, Vector3};
+use tessera::config::Material;
+use tessera::fracture::*;
+use tessera::mesh::{box_mesh, tile_mesh, TetMesh};
+use tessera::modal::{analyse, EigenSettings};
+
+fn tile() -> TetMesh {
+    tile_mesh(0.15, 0.006, 20, 2, None).unwrap()
+}
+
+fn body(mesh: TetMesh, material: Material, modes: usize, seed: u64) -> BreakableBody {
+    let (basis, _) = analyse(&mesh, &material, &EigenSettings::new(modes), None, &|_| {}).unwrap();
+    BreakableBody::new(mesh, material, basis, seed)
+}
+
+fn strike(impulse: f64) -> Vec<ContactPoint> {
+    vec![ContactPoint {
+        point_m: Point3::new(0.0, 0.0, 0.006),
+        normal: -Vector3::z(),
+        impulse_n_s: impulse,
+        relative_speed_m_s: impulse / 0.11,
+    }]
+}
+
+#[test]
+fn below_the_rankine_threshold_nothing_breaks_above_it_a_crack_starts() {
+    let settings = FractureSettings::default();
+    let mut soft = body(tile(), material("ceramic-tile"), 40, 1);
+    let gentle = soft.impact(&strike(0.1), &Impactor::steel_ball(), &settings);
+    assert!(gentle.peak_stress_pa < material("ceramic-tile").rankine_threshold_pa);
+    assert!(gentle.cracks.is_empty());
+    assert_eq!(soft.state().damaged_count(), 0);
+    assert_eq!(soft.fragments().len(), 1);
+
+    let mut hit = body(tile(), material("ceramic-tile"), 40, 1);
+    let hard = hit.impact(&strike(2.0), &Impactor::steel_ball(), &settings);
+    assert!(hard.peak_stress_pa > material("ceramic-tile").rankine_threshold_pa);
+    assert!(!hard.cracks.is_empty());
+    let pieces = hit.fragments();
+    let total: f64 = pieces.iter().map(|f| f.volume_m3).sum();
+    assert!((total - hit.mesh().volume()).abs() < 1e-9 * hit.mesh().volume());
+}
+
+#[test]
+fn stiffer_faster_impactor_gives_shorter_contact_and_higher_stress() {
+    let settings = FractureSettings::default();
+    let mut results = Vec::new();
+    for (modulus, speed) in [(1e7, 2.0), (2e11, 2.0), (2e11, 6.0)] {
+        let mut b = body(tile(), material("ceramic-tile"), 40, 2);
+        let impactor = Impactor {
+            youngs_modulus_pa: modulus,
+            ..Impactor::steel_ball()
+        };
+        let mut contacts = strike(0.15);
+        contacts[0].relative_speed_m_s = speed;
+        let outcome = b.impact(&contacts, &impactor, &settings);
+        results.push((outcome.contact_duration_s, outcome.peak_stress_pa));
+    }
+    // Same impulse: a shorter contact concentrates the force in time.
+    assert!(
+        results[1].0 < results[0].0 && results[2].0 < results[1].0,
+        "durations {results:?}"
+    );
+    assert!(
+        results[1].1 > results[0].1 && results[2].1 > results[1].1,
+        "peak stresses {results:?}"
+    );
+}
+
+#[test]
+fn bar_in_uniaxial_tension_cracks_normal_to_its_axis() {
+    let mut glass = material("soda-lime-glass");
+    glass.crack_noise_amplitude_m = 0.0;
+    let (length, side) = (0.2, 0.02);
+    let mesh = box_mesh([length, side, side], [20, 2, 2], None).unwrap();
+    let mut b = body(mesh, glass, 20, 3);
+    // Equal and opposite pulls on the end faces.
+    let mut loads = Vec::new();
+    for &(y, z) in &[
+        (0.005, 0.005),
+        (0.015, 0.005),
+        (0.005, 0.015),
+        (0.015, 0.015),
+    ] {
+        loads.push(StaticLoad {
+            point_m: Point3::new(0.0, y, z),
+            force_n: Vector3::new(-2.5e3, 0.0, 0.0),
+        });
+        loads.push(StaticLoad {
+            point_m: Point3::new(length, y, z),
+            force_n: Vector3::new(2.5e3, 0.0, 0.0),
+        });
+    }
+    let settings = FractureSettings {
+        energy_length_m: 1.0,
+        ..Default::default()
+    };
+    let outcome = b.static_load(&loads, &settings);
+    assert!(outcome.peak_stress_pa > 0.0);
+    // 10 kN over 4 cm² is 25 MPa < R_c = 50 MPa: lower the threshold.
+    assert!(outcome.cracks.is_empty(), "below R_c nothing breaks");
+    let mut weak = material("soda-lime-glass");
+    weak.crack_noise_amplitude_m = 0.0;
+    weak.rankine_threshold_pa = 10e6;
+    let mesh = box_mesh([length, side, side], [20, 2, 2], None).unwrap();
+    let mut b = body(mesh, weak, 20, 3);
+    // One crack per time sample: the stress is not relaxed after a crack
+    // (Glondu's hypothesis), so in uniform tension every element would start one.
+    let single = FractureSettings {
+        max_cracks_per_step: 1,
+        ..settings
+    };
+    let outcome = b.static_load(&loads, &single);
+    assert_eq!(outcome.cracks.len(), 1);
+    let normal = Vector3::from(outcome.cracks[0].normal);
+    assert!(
+        normal.x.abs() > 0.95,
+        "crack normal {normal:?} is not along the bar"
+    );
+    assert_eq!(outcome.cracks[0].stop, CrackStop::Boundary);
+    let pieces = b.fragments();
+    assert_eq!(pieces.len(), 2, "the crack runs through the bar");
+    // Without noise the cut is a plane through the start element's centre,
+    // tilted by less than acos(0.95): the pieces are the bar's two ends.
+    let x0 = outcome.cracks[0].origin_m[0];
+    let slack = side * (1.0 - 0.95f64.powi(2)).sqrt() / 0.95 * side * side;
+    for piece in &pieces {
+        let length = if piece.centroid_m.x < x0 {
+            x0
+        } else {
+            length - x0
+        };
+        assert!(
+            (piece.volume_m3 - length * side * side).abs() < slack,
+            "{} vs {}",
+            piece.volume_m3,
+            length * side * side
+        );
+    }
+}
+
+/// Crack area and fragment count summed over seeds for one material.
+fn over_seeds(material: &Material, impulse: f64) -> (f64, usize) {
+    let mesh = tile();
+    let (basis, _) = analyse(&mesh, material, &EigenSettings::new(40), None, &|_| {}).unwrap();
+    let mut area = 0.0;
+    let mut fragments = 0;
+    for seed in 0..6 {
+        let mut b = BreakableBody::new(mesh.clone(), material.clone(), basis.clone(), seed);
+        let settings = FractureSettings {
+            seed,
+            ..Default::default()
+        };
+        let outcome = b.impact(&strike(impulse), &Impactor::steel_ball(), &settings);
+        area += outcome.cracks.iter().map(|c| c.area_m2).sum::<f64>();
+        fragments += b.fragments().len();
+    }
+    (area, fragments)
+}
+
+#[test]
+fn lower_toughness_gives_more_crack_area_on_average() {
+    let tough = material("ceramic-tile");
+    let mut brittle = tough.clone();
+    brittle.fracture_toughness_j_m2 /= 4.0;
+    let (tough_area, _) = over_seeds(&tough, 1.5);
+    let (brittle_area, _) = over_seeds(&brittle, 1.5);
+    assert!(
+        brittle_area > tough_area,
+        "G_c/4: {brittle_area} m² vs {tough_area} m²"
+    );
+}
+
+#[test]
+fn more_damping_gives_fewer_fragments() {
+    let light = material("ceramic-tile");
+    let mut heavy = light.clone();
+    heavy.damping_stiffness_s = 2e-5;
+    let (_, light_fragments) = over_seeds(&light, 2.0);
+    let (_, heavy_fragments) = over_seeds(&heavy, 2.0);
+    assert!(
+        heavy_fragments < light_fragments,
+        "damped: {heavy_fragments} vs {light_fragments} fragments"
+    );
+}
+
+#[test]
+fn same_seed_and_input_give_identical_fragments() {
+    let run = || {
+        let mut b = body(tile(), material("ceramic-tile"), 40, 9);
+        b.impact(
+            &strike(2.0),
+            &Impactor::steel_ball(),
+            &FractureSettings {
+                seed: 9,
+                ..Default::default()
+            },
+        );
+        b.fragments()
+            .iter()
+            .map(|f| (f.id, f.volume_m3.to_bits(), f.triangles.len()))
+            .collect::<Vec<_>>()
+    };
+    let first = run();
+    assert!(first.len() > 1);
+    assert_eq!(first, run());
+}
