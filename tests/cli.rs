@@ -188,3 +188,81 @@ fn mesh_command_converts_and_reports() {
         .unwrap()
         .contains("UnstructuredGrid"));
 }
+
+#[test]
+fn fracture_json_reports_fragments_cracks_and_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("frags");
+    let args = [
+        "fracture",
+        "--mesh",
+        "tile:0.15,0.006:12,2",
+        "--material",
+        "ceramic-tile",
+        "--modes",
+        "30",
+        "--impact",
+        "0,0,0.006:0,0,-1:2.0",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ];
+    let out = tessera(&args, dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fragments = json["fragments"].as_array().unwrap();
+    assert!(fragments.len() > 1);
+    let volume: f64 = fragments
+        .iter()
+        .map(|f| f["volume_m3"].as_f64().unwrap())
+        .sum();
+    assert!((volume - 0.15 * 0.15 * 0.006).abs() < 1e-9 * volume);
+    assert!(fragments
+        .iter()
+        .all(|f| f["mass_kg"].as_f64().unwrap() > 0.0 && f["triangles"].as_u64().unwrap() >= 4));
+    assert!(json["crack_area_m2"].as_f64().unwrap() > 0.0);
+    let stops: Vec<&str> = json["cracks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["stop"].as_str().unwrap())
+        .collect();
+    assert!(stops
+        .iter()
+        .all(|s| ["energy", "boundary", "collision"].contains(s)));
+    for phase in ["initiation", "propagation", "meshing", "total"] {
+        assert!(json["milliseconds"][phase].is_number(), "{phase}");
+    }
+    assert!(out_dir.join("fracture.vtu").exists());
+    assert_eq!(
+        std::fs::read_dir(&out_dir)
+            .unwrap()
+            .filter(|e| e
+                .as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "obj"))
+            .count(),
+        fragments.len()
+    );
+
+    let bad = tessera(
+        &[
+            "fracture",
+            "--mesh",
+            "tile:0.15,0.006:4,1",
+            "--material",
+            "ceramic-tile",
+            "--impact",
+            "0,0:0,0,-1:1",
+        ],
+        dir.path(),
+    );
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("the point needs 3 numbers"));
+}
