@@ -316,7 +316,9 @@ fn same_input_gives_identical_fragments() {
                 (
                     f.volume_m3.to_bits(),
                     f.triangles.len(),
-                    f.points.iter().map(|p| p.x.to_bits()).sum::<u64>(),
+                    f.points
+                        .iter()
+                        .fold(0u64, |h, p| h.rotate_left(5) ^ p.x.to_bits()),
                 )
             })
             .collect::<Vec<_>>()
