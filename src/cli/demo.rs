@@ -2,7 +2,7 @@
 //! analysis of the default ceramic floor tile (15 × 15 × 0.6 cm) and prints
 //! its lowest frequencies and the time of each phase.
 
-use super::{material_library, modes, solve_progress, Cli};
+use super::{material_library, modes, solve_progress, BodyArgs, Cli};
 use tessera::mesh::MeshSpec;
 use tessera::modal::{analyse, default_cache_dir, ModalCache};
 
@@ -22,8 +22,10 @@ pub struct Args {
 
 pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let modes_args = modes::Args {
-        mesh: DEFAULT_TILE.into(),
-        material: DEFAULT_MATERIAL.into(),
+        body: BodyArgs {
+            mesh: DEFAULT_TILE.into(),
+            material: DEFAULT_MATERIAL.into(),
+        },
         modes: args.modes,
         guard: None,
         shift_hz: 10.0,

@@ -1,7 +1,7 @@
 //! `tessera fracture`: applies impacts (or a held load) to a breakable body
 //! and reports the cracks and fragments.
 
-use super::{material_library, modes, solve_progress, Cli};
+use super::{material_library, modes, solve_progress, BodyArgs, Cli};
 use anyhow::{bail, Context};
 use nalgebra::{Point3, Vector3};
 use serde::Serialize;
@@ -13,12 +13,8 @@ use tessera::modal::{analyse, default_cache_dir, ModalCache};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Mesh file or generator (see `tessera modes --help`).
-    #[arg(long)]
-    pub mesh: String,
-    /// Material name from the library.
-    #[arg(long)]
-    pub material: String,
+    #[command(flatten)]
+    pub body: BodyArgs,
     /// An impact `X,Y,Z:NX,NY,NZ:IMPULSE[:SPEED]`: contact point (m), inward
     /// normal, normal impulse (N·s), relative speed (m/s; default impulse /
     /// impactor mass). Several `--impact` act together as one event.
@@ -151,8 +147,8 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         .map(|s| parse_load(s))
         .collect::<Result<_, _>>()?;
     let library = material_library(cli)?;
-    let material = library.get(&args.material)?.clone();
-    let mesh = MeshSpec::parse(&args.mesh)?.load()?;
+    let material = library.get(&args.body.material)?.clone();
+    let mesh = MeshSpec::parse(&args.body.mesh)?.load()?;
     let settings = modes::settings(args.modes, None, 10.0)?;
     let cache = ModalCache::new(default_cache_dir());
     let bar = solve_progress("modal analysis");
@@ -226,8 +222,8 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     };
     if args.json {
         let json = serde_json::json!({
-            "mesh": args.mesh,
-            "material": args.material,
+            "mesh": args.body.mesh,
+            "material": args.body.material,
             "tets": body.mesh().tet_count(),
             "weak_points": body.weak_points().len(),
             "fragments": fragments.iter().map(|f| FragmentJson {
@@ -258,7 +254,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 o.steps,
                 o.time_step_s * 1e6,
                 o.peak_stress_pa / 1e6,
-                body_threshold(&library, &args.material) / 1e6
+                body_threshold(&library, &args.body.material) / 1e6
             );
         }
         for (i, c) in cracks.iter().enumerate() {

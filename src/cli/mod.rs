@@ -68,6 +68,18 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The body a command works on: its mesh and material.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BodyArgs {
+    /// Mesh file (.node, .ele, .msh) or generator (box:LX,LY,LZ:NX,NY,NZ,
+    /// tile:SIDE,T:N,NZ, plate:R,T:RINGS,LAYERS; see the README).
+    #[arg(long)]
+    pub mesh: String,
+    /// Material name from the library.
+    #[arg(long)]
+    pub material: String,
+}
+
 fn material_library(cli: &Cli) -> anyhow::Result<MaterialLibrary> {
     Ok(match &cli.materials {
         Some(path) => MaterialLibrary::load(path)?,

@@ -1,6 +1,6 @@
 //! `tessera modes`: the lowest elastic modes of a body.
 
-use super::{material_library, solve_progress, Cli};
+use super::{material_library, solve_progress, BodyArgs, Cli};
 use anyhow::Context;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -17,12 +17,8 @@ use tessera::modal::{
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Mesh file (.node, .ele, .msh) or generator (box:LX,LY,LZ:NX,NY,NZ, tile:SIDE,T:N,NZ, plate:R,T:RINGS,LAYERS).
-    #[arg(long)]
-    pub mesh: String,
-    /// Material name from the library.
-    #[arg(long)]
-    pub material: String,
+    #[command(flatten)]
+    pub body: BodyArgs,
     /// Number of elastic modes (rigid modes excluded).
     #[arg(long, default_value_t = 100)]
     pub modes: usize,
@@ -84,8 +80,8 @@ pub fn settings(
 
 pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let library = material_library(cli)?;
-    let material = library.get(&args.material)?;
-    let spec = MeshSpec::parse(&args.mesh)?;
+    let material = library.get(&args.body.material)?;
+    let spec = MeshSpec::parse(&args.body.mesh)?;
     let mesh = spec.load()?;
     let settings = settings(args.modes, args.guard, args.shift_hz)?;
     let cache = (!args.no_cache)
@@ -94,7 +90,12 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let (modes, report) = solve_modes(&mesh, material, &settings, cache.as_ref(), &|n| {
         bar.set_position(n as u64)
     })
-    .with_context(|| format!("modal analysis of `{}` in `{}`", args.mesh, args.material))?;
+    .with_context(|| {
+        format!(
+            "modal analysis of `{}` in `{}`",
+            args.body.mesh, args.body.material
+        )
+    })?;
     bar.finish_and_clear();
     if let Some(dir) = &args.export_mtx {
         export(dir, &mesh, material, &settings, &modes, &report)?;
@@ -102,8 +103,8 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let dynamics = mode_dynamics(&modes.eigenvalues, material);
     if args.json {
         let out = ModesJson {
-            mesh: &args.mesh,
-            material: &args.material,
+            mesh: &args.body.mesh,
+            material: &args.body.material,
             tets: mesh.tet_count(),
             nodes: mesh.node_count(),
             dofs: report.dofs,
@@ -123,8 +124,8 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_text(
-            &args.mesh,
-            &args.material,
+            &args.body.mesh,
+            &args.body.material,
             &mesh,
             &dynamics,
             &modes.residuals,
