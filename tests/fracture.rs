@@ -13,41 +13,14 @@ const NEVER_STOPS: EnergyBalance = EnergyBalance {
     energy_length_m: 1.0,
 };
 
-/// Every edge used once in each direction (closed, consistently oriented),
-/// and the enclosed volume (divergence theorem) equal to `volume`.
 fn assert_closed_outward(fragment: &Fragment) {
-    let mut directed = std::collections::HashMap::new();
-    for t in &fragment.triangles {
-        for k in 0..3 {
-            *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
-        }
-    }
-    for (&(a, b), &count) in &directed {
-        assert_eq!(
-            count, 1,
-            "fragment {} (gap: {}, volume {:e}): edge {a}→{b} used {count} times",
-            fragment.id, fragment.is_gap, fragment.volume_m3
-        );
-        assert_eq!(
-            directed.get(&(b, a)),
-            Some(&1),
-            "fragment {}: edge {a}→{b} is a border",
-            fragment.id
-        );
-    }
-    let enclosed: f64 = fragment
-        .triangles
-        .iter()
-        .map(|t| {
-            let [a, b, c] = t.map(|i| fragment.points[i as usize].coords);
-            a.dot(&b.cross(&c)) / 6.0
-        })
-        .sum();
-    assert!(
-        rel(enclosed, fragment.volume_m3) < 1e-9,
-        "fragment {}: encloses {enclosed}, volume {}",
-        fragment.id,
-        fragment.volume_m3
+    let what = format!("fragment {} (gap: {})", fragment.id, fragment.is_gap);
+    common::assert_closed_outward(
+        &fragment.points,
+        &fragment.triangles,
+        fragment.volume_m3,
+        1e-9,
+        &what,
     );
 }
 

@@ -1,38 +1,14 @@
 //! Meshes: validation, topology, generators, readers and writers.
 
+mod common;
+
 use nalgebra::Point3;
 use proptest::prelude::*;
 use std::path::Path;
 use tessera::mesh::*;
 
-/// Closed (every edge in exactly two faces, used once in each direction) and
-/// outward (divergence theorem gives the volume) boundary surface.
 fn assert_closed_outward(points: &[Point3<f64>], triangles: &[[u32; 3]], volume: f64) {
-    let mut directed = std::collections::HashMap::new();
-    for t in triangles {
-        for k in 0..3 {
-            *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
-        }
-    }
-    for (&(a, b), &count) in &directed {
-        assert_eq!(count, 1, "edge {a}→{b} used {count} times in one direction");
-        assert_eq!(
-            directed.get(&(b, a)),
-            Some(&1),
-            "edge {a}→{b} has no opposite"
-        );
-    }
-    let enclosed: f64 = triangles
-        .iter()
-        .map(|t| {
-            let [a, b, c] = t.map(|i| points[i as usize].coords);
-            a.dot(&b.cross(&c)) / 6.0
-        })
-        .sum();
-    assert!(
-        (enclosed - volume).abs() <= 1e-12 * volume,
-        "enclosed {enclosed} vs volume {volume}"
-    );
+    common::assert_closed_outward(points, triangles, volume, 1e-12, "boundary");
 }
 
 #[test]

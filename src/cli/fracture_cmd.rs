@@ -148,6 +148,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         .collect::<Result<_, _>>()?;
     let library = material_library(cli)?;
     let material = library.get(&args.body.material)?.clone();
+    let rankine_threshold_pa = material.rankine_threshold_pa;
     let mesh = MeshSpec::parse(&args.body.mesh)?.load()?;
     let settings = modes::settings(args.modes, None, 10.0)?;
     let cache = ModalCache::new(default_cache_dir());
@@ -254,7 +255,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 o.steps,
                 o.time_step_s * 1e6,
                 o.peak_stress_pa / 1e6,
-                body_threshold(&library, &args.body.material) / 1e6
+                rankine_threshold_pa / 1e6
             );
         }
         for (i, c) in cracks.iter().enumerate() {
@@ -293,11 +294,4 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-fn body_threshold(library: &tessera::config::MaterialLibrary, name: &str) -> f64 {
-    library
-        .get(name)
-        .map(|m| m.rankine_threshold_pa)
-        .unwrap_or(f64::NAN)
 }

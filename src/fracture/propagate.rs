@@ -7,7 +7,7 @@ use super::FractureState;
 use crate::mesh::{TetMesh, NO_NEIGHBOUR, TET_EDGES};
 use nalgebra::Point3;
 use serde::Serialize;
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Why a crack stopped growing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -99,7 +99,14 @@ pub fn propagate(
     energy_density: &dyn Fn(usize) -> f64,
 ) -> Crack {
     let topo = mesh.topology();
-    let values_of = |t: usize| mesh.tet_points(t).map(|p| surface.value(&p));
+    // Surface values per tet, each computed once (a tet is tested from
+    // every neighbour that reaches it).
+    let mut values_cache: HashMap<usize, [f64; 4]> = HashMap::new();
+    let mut values_of = |t: usize| {
+        *values_cache
+            .entry(t)
+            .or_insert_with(|| mesh.tet_points(t).map(|p| surface.value(&p)))
+    };
     let origin = surface.origin();
     let normal = surface.normal();
     let mut crack = Crack {

@@ -22,7 +22,7 @@
 //!    step repeats until every wanted mode's residual ‖Kx − λMx‖ / ‖Kx‖ is
 //!    below the tolerance.
 
-use super::lanczos::{largest_eigenpairs, symmetric_eigen, LanczosSettings};
+use super::lanczos::{largest_eigenpairs, orthonormalise_block, symmetric_eigen, LanczosSettings};
 use crate::fem::SparseMatrix;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::matmul::matmul;
@@ -416,26 +416,11 @@ fn rigid_basis(nodes: &[Point3<f64>], sqrt_mass: &[f64]) -> Mat<f64> {
             basis[(i, j)] *= sqrt_mass[i];
         }
     }
-    orthonormalize(&mut basis);
+    // Rigid motions of a mesh with at least one tet are independent.
+    orthonormalise_block(basis.as_mut(), 0, 6, &mut |_| {
+        unreachable!("rigid modes are independent")
+    });
     basis
-}
-
-/// Modified Gram–Schmidt, twice (enough for full working precision).
-fn orthonormalize(q: &mut Mat<f64>) {
-    for _ in 0..2 {
-        for j in 0..q.ncols() {
-            for i in 0..j {
-                let r = q.col(i).transpose() * q.col(j);
-                for k in 0..q.nrows() {
-                    q[(k, j)] -= r * q[(k, i)];
-                }
-            }
-            let norm = q.col(j).norm_l2();
-            for k in 0..q.nrows() {
-                q[(k, j)] /= norm;
-            }
-        }
-    }
 }
 
 /// `(K − σM)⁻¹` symmetrised by `S = M^½`, with the rigid modes projected
@@ -606,34 +591,4 @@ fn rayleigh_ritz(
         vectors,
         residuals,
     }
-}
-
-/// ‖Kx − λMx‖ / ‖Kx‖ for each column.
-pub fn relative_residuals(
-    stiffness: &SparseMatrix,
-    mass: &[f64],
-    eigenvalues: &[f64],
-    shapes: MatRef<'_, f64>,
-) -> Vec<f64> {
-    let mut k_shapes = Mat::zeros(shapes.nrows(), shapes.ncols());
-    sparse_dense_matmul(
-        k_shapes.as_mut(),
-        Accum::Replace,
-        stiffness.as_ref(),
-        shapes,
-        1.0,
-        Par::rayon(0),
-    );
-    (0..shapes.ncols())
-        .map(|j| {
-            let (mut r2, mut k2) = (0.0, 0.0);
-            for i in 0..shapes.nrows() {
-                let kx = k_shapes[(i, j)];
-                let r = kx - eigenvalues[j] * mass[i] * shapes[(i, j)];
-                r2 += r * r;
-                k2 += kx * kx;
-            }
-            (r2 / k2).sqrt()
-        })
-        .collect()
 }

@@ -167,7 +167,7 @@ pub(super) fn orthogonalise(mut w: MatMut<'_, f64>, basis: MatRef<'_, f64>) -> M
 /// returns the triangular factor R. A column that vanishes (an invariant
 /// subspace) is replaced by a fresh direction orthogonal to everything
 /// before it, with a zero row in R.
-fn orthonormalise_block(
+pub(super) fn orthonormalise_block(
     mut basis: MatMut<'_, f64>,
     from: usize,
     width: usize,

@@ -12,9 +12,7 @@ pub use basis::{
     analyse, mode_dynamics, solve_modes, ModalBasis, ModalReport, ModalTimings, Modes,
 };
 pub use cache::{default_cache_dir, ModalCache};
-pub use eigen::{
-    lowest_modes, relative_residuals, EigenError, EigenSettings, EigenSolution, EigenStats,
-};
+pub use eigen::{lowest_modes, EigenError, EigenSettings, EigenSolution, EigenStats};
 pub use response::{ModalState, ModeDynamics};
 
 /// Why a modal basis could not be had.

@@ -14,3 +14,42 @@ pub fn material(name: &str) -> Material {
 pub fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / a.abs().max(b.abs()).max(f64::MIN_POSITIVE)
 }
+
+/// Every edge used once in each direction (closed, consistently oriented),
+/// and the enclosed volume (divergence theorem) within `tolerance` of `volume`.
+pub fn assert_closed_outward(
+    points: &[nalgebra::Point3<f64>],
+    triangles: &[[u32; 3]],
+    volume: f64,
+    tolerance: f64,
+    what: &str,
+) {
+    let mut directed = std::collections::HashMap::new();
+    for t in triangles {
+        for k in 0..3 {
+            *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+        }
+    }
+    for (&(a, b), &count) in &directed {
+        assert_eq!(
+            count, 1,
+            "{what}: edge {a}→{b} used {count} times in one direction"
+        );
+        assert_eq!(
+            directed.get(&(b, a)),
+            Some(&1),
+            "{what}: edge {a}→{b} has no opposite"
+        );
+    }
+    let enclosed: f64 = triangles
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|i| points[i as usize].coords);
+            a.dot(&b.cross(&c)) / 6.0
+        })
+        .sum();
+    assert!(
+        rel(enclosed, volume) < tolerance,
+        "{what}: encloses {enclosed}, volume {volume}"
+    );
+}
