@@ -210,3 +210,116 @@ fn same_seed_and_input_give_identical_fragments() {
     assert!(first.len() > 1);
     assert_eq!(first, run());
 }
+
+#[test]
+fn screened_peak_stress_equals_the_largest_over_all_elements() {
+    // A static load at a node: its modal state is z_j = x_j(node)·f / λ_j.
+    let mut b = body(tile(), material("ceramic-tile"), 40, 4);
+    let load = StaticLoad {
+        point_m: Point3::new(0.0075, -0.015, 0.006),
+        force_n: Vector3::new(0.0, 0.0, -300.0),
+    };
+    let outcome = b.static_load(&[load], &FractureSettings::default());
+    assert!(outcome.cracks.is_empty());
+    let (basis, mesh) = (b.basis(), b.mesh());
+    let node = (0..mesh.node_count())
+        .min_by(|&a, &c| {
+            let d = |n: usize| (mesh.nodes()[n] - load.point_m).norm();
+            d(a).total_cmp(&d(c))
+        })
+        .unwrap();
+    assert!((mesh.nodes()[node] - load.point_m).norm() < 1e-12);
+    let z: Vec<f64> = (0..basis.mode_count())
+        .map(|j| {
+            let x = Vector3::from_fn(|axis, _| basis.shapes[(3 * node + axis, j)]);
+            x.dot(&load.force_n) / basis.eigenvalues[j]
+        })
+        .collect();
+    let peak = (0..mesh.tet_count())
+        .map(|t| max_principal_stress(&basis.element_stress(t, &z)))
+        .fold(0.0, f64::max);
+    assert!(
+        (outcome.peak_stress_pa - peak).abs() <= 1e-4 * peak,
+        "screened {} vs brute force {peak}",
+        outcome.peak_stress_pa
+    );
+}
+
+#[test]
+fn a_fragment_breaks_again_only_within_its_own_tets() {
+    let mut b = body(tile(), material("ceramic-tile"), 40, 5);
+    b.impact(
+        &strike(2.0),
+        &Impactor::steel_ball(),
+        &FractureSettings::default(),
+    );
+    let pieces = b.fragments();
+    let largest = pieces
+        .iter()
+        .max_by(|a, c| a.volume_m3.total_cmp(&c.volume_m3))
+        .unwrap();
+    let mut piece = b.fragment_body(largest);
+    let before = piece.state().clone();
+    // Strike the piece hard at the centroid of its intact top.
+    let point = Point3::new(largest.centroid_m.x, largest.centroid_m.y, 0.006);
+    let outcome = piece.impact(
+        &[ContactPoint {
+            point_m: point,
+            normal: -Vector3::z(),
+            impulse_n_s: 4.0,
+            relative_speed_m_s: 20.0,
+        }],
+        &Impactor::steel_ball(),
+        &FractureSettings::default(),
+    );
+    assert!(!outcome.cracks.is_empty(), "the piece did not break again");
+    for t in 0..piece.mesh().tet_count() {
+        if piece.state().is_damaged(t) && !before.is_damaged(t) {
+            assert!(piece.contains_tet(t), "tet {t} outside the piece cracked");
+        }
+    }
+    let sub: f64 = piece.fragments().iter().map(|f| f.volume_m3).sum();
+    assert!(
+        (sub - largest.volume_m3).abs() < 1e-9 * largest.volume_m3,
+        "{sub} vs {}",
+        largest.volume_m3
+    );
+}
+
+#[test]
+fn background_basis_of_a_fragment_equals_a_direct_analysis() {
+    let material = material("ceramic-tile");
+    let mesh = tile();
+    let mut b = body(mesh, material.clone(), 20, 6);
+    b.impact(
+        &strike(2.0),
+        &Impactor::steel_ball(),
+        &FractureSettings::default(),
+    );
+    let pieces = b.fragments();
+    let largest = pieces
+        .iter()
+        .max_by(|a, c| a.volume_m3.total_cmp(&c.volume_m3))
+        .unwrap();
+    assert!(b.own_basis_job(largest, 7, usize::MAX).is_none());
+    let job = b.own_basis_job(largest, 7, 100).expect("large piece");
+    assert!(job.mesh.tet_count() <= largest.tets.len());
+    assert!(job.mesh.volume() <= largest.volume_m3 * (1.0 + 1e-12));
+    let worker = BasisWorker::spawn(None).unwrap();
+    worker.submit(job.clone()).unwrap();
+    let result = worker
+        .wait(std::time::Duration::from_secs(120))
+        .expect("analysis finished");
+    assert_eq!(result.key, 7);
+    let basis = result.basis.unwrap();
+    let (direct, _) = analyse(&job.mesh, &material, &job.settings, None, &|_| {}).unwrap();
+    for (a, d) in basis.eigenvalues.iter().zip(&direct.eigenvalues) {
+        assert!((a - d).abs() <= 1e-9 * d, "{a} vs {d}");
+    }
+    // A piece is lighter and freer than the whole tile: its own modes differ
+    // from the parent's, which is why large pieces get their own.
+    assert_ne!(basis.eigenvalues[0], b.basis().eigenvalues[0]);
+    // The piece as a body of its own breaks like any body.
+    let own = BreakableBody::new(result.mesh, material, basis, 8);
+    assert_eq!(own.fragments().len(), 1);
+}

@@ -273,7 +273,10 @@ fn modal_stress_matches_fem_stress_of_the_mode_superposition() {
     let tile = material("ceramic-tile");
     let (basis, report) = analyse(&mesh, &tile, &EigenSettings::new(10), None, &|_| {}).unwrap();
     assert!(!report.from_cache);
-    assert_eq!(basis.modal_stress_bytes(), mesh.tet_count() * 6 * 10 * 4);
+    assert_eq!(
+        basis.stress().bytes(),
+        (mesh.tet_count() * 6 + mesh.tet_count().div_ceil(GROUP_ELEMENTS)) * 10 * 4
+    );
     let z: Vec<f64> = (0..10).map(|j| 1e-3 / (1.0 + j as f64)).collect();
     let c = constitutive_matrix(&tile);
     for t in [0, mesh.tet_count() / 2, mesh.tet_count() - 1] {
@@ -376,4 +379,33 @@ fn bad_requests_are_errors() {
         lowest_modes(&k, &bad_mass, mesh.nodes(), &EigenSettings::new(3), &|_| {}).unwrap_err(),
         EigenError::BadMass(4)
     ));
+}
+
+#[test]
+fn group_stress_bound_holds_for_every_element_and_state() {
+    use rand::{Rng, SeedableRng};
+    let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
+    let tile = material("ceramic-tile");
+    let (basis, _) = analyse(&mesh, &tile, &EigenSettings::new(12), None, &|_| {}).unwrap();
+    let stress = basis.stress();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    for _ in 0..20 {
+        let amplitude: Vec<f32> = (0..12).map(|_| rng.random::<f32>() * 1e-4).collect();
+        let z: Vec<f32> = amplitude
+            .iter()
+            .map(|a| a * (2.0 * rng.random::<f32>() - 1.0))
+            .collect();
+        for g in 0..stress.group_count() {
+            let bound = stress.group_bound(g, &amplitude);
+            for e in stress.group_elements(g) {
+                let s = stress.element_stress(e, &z).map(f64::from);
+                let norm = (s[0] * s[0]
+                    + s[1] * s[1]
+                    + s[2] * s[2]
+                    + 2.0 * (s[3] * s[3] + s[4] * s[4] + s[5] * s[5]))
+                    .sqrt();
+                assert!(norm <= f64::from(bound), "element {e}: {norm} > {bound}");
+            }
+        }
+    }
 }

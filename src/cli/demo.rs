@@ -60,7 +60,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         "modal stress table: {} elements × {} modes, {:.1} MiB (f32), built in {:.3} s",
         mesh.tet_count(),
         basis.mode_count(),
-        basis.modal_stress_bytes() as f64 / (1024.0 * 1024.0),
+        basis.stress().bytes() as f64 / (1024.0 * 1024.0),
         report.seconds.modal_stress
     );
     println!("(cache: {})", cache.dir().display());

@@ -1,19 +1,15 @@
 //! Modal impact fracture (Glondu 2012 §3.3, Alg. 3) and the quasi-static
 //! check for resting contacts (§3.3.7), on a [`BreakableBody`].
 
+use super::contact::contact_patch;
+use super::initiation::screen;
 use super::propagate::{propagate, Crack, EnergyBalance};
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
-use super::{fragments, FractureState, Fragment};
+use super::BreakableBody;
 use crate::config::Material;
-use crate::fem::constitutive_matrix;
-use crate::mesh::TetMesh;
-use crate::modal::{ModalBasis, ModalState};
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, Par};
-use nalgebra::{Matrix6, Point3, Vector3};
-use rand::{Rng, SeedableRng};
-use rayon::prelude::*;
+use crate::modal::{ModalState, GROUP_ELEMENTS};
+use nalgebra::{Point3, Vector3};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -39,7 +35,32 @@ pub struct Impactor {
     pub radius_m: f64,
 }
 
+/// Hertz's constant of the contact duration `t = 2.87 (m²/(E*² R v))^{1/5}`.
+const HERTZ_DURATION: f64 = 2.87;
+
 impl Impactor {
+    /// The effective modulus E* of the contact with `material`.
+    fn effective_modulus(&self, material: &Material) -> f64 {
+        1.0 / ((1.0 - material.poisson_ratio.powi(2)) / material.youngs_modulus_pa
+            + (1.0 - self.poisson_ratio.powi(2)) / self.youngs_modulus_pa)
+    }
+
+    /// Hertz's contact duration against `material` at normal speed
+    /// `speed` (s).
+    fn hertz_duration(&self, material: &Material, speed: f64) -> f64 {
+        let e_star = self.effective_modulus(material);
+        HERTZ_DURATION
+            * (self.mass_kg.powi(2) / (e_star.powi(2) * self.radius_m * speed.max(1e-6))).powf(0.2)
+    }
+
+    /// Radius of the Hertz contact patch at the peak of the sinusoidal force
+    /// of `contact` (eq. 3.13, peak φπ/(2t)): a = (3FR / 4E*)^{1/3}.
+    fn hertz_contact_radius(&self, material: &Material, contact: &ContactPoint) -> f64 {
+        let duration = self.hertz_duration(material, contact.relative_speed_m_s);
+        let peak_force = contact.impulse_n_s.abs() * std::f64::consts::PI / (2.0 * duration);
+        (3.0 * peak_force * self.radius_m / (4.0 * self.effective_modulus(material))).cbrt()
+    }
+
     /// The 110 g steel ball, 25 mm across, of the tile scene.
     pub fn steel_ball() -> Self {
         Self {
@@ -74,6 +95,10 @@ pub struct FractureSettings {
     pub max_cracks_per_step: usize,
     /// Seeds the weak points and the crack noise.
     pub seed: u64,
+    /// Fragments with at least this many intact tets get a modal basis of
+    /// their own ([`BreakableBody::own_basis_job`]); smaller ones keep
+    /// their parent's.
+    pub own_basis_min_tets: usize,
 }
 
 impl Default for FractureSettings {
@@ -84,6 +109,7 @@ impl Default for FractureSettings {
             max_steps: 64,
             max_cracks_per_step: 4,
             seed: 0,
+            own_basis_min_tets: 2000,
         }
     }
 }
@@ -94,8 +120,12 @@ pub struct ImpactOutcome {
     pub contact_duration_s: f64,
     pub time_step_s: f64,
     pub steps: usize,
-    /// Largest maximum principal stress over the contact (Pa).
+    /// Largest maximum principal stress over the contact (Pa), 0 if no
+    /// element is in tension.
     pub peak_stress_pa: f64,
+    /// Elements whose stresses were formed (the others were bounded below
+    /// the threshold and the peak; see the `initiation` module).
+    pub elements_evaluated: usize,
     pub cracks: Vec<Crack>,
     pub milliseconds: PhaseTimes,
 }
@@ -107,110 +137,30 @@ pub struct PhaseTimes {
     pub propagation: f64,
 }
 
-/// A breakable body: its mesh, material, modal basis, fracture state and
-/// weak points.
-///
-/// Fragments keep using the body's modal basis (Glondu §3.3.7, "the same
-/// deformation modes"): an impact on a fragment excites the parent's modes
-/// and only the fragment's elements can crack. A basis of its own for large
-/// fragments is future work.
-#[derive(Debug, Clone)]
-pub struct BreakableBody {
-    mesh: TetMesh,
-    material: Material,
-    basis: ModalBasis,
-    state: FractureState,
-    /// Material flaws (§3.3.5): positions and the tets holding them.
-    weak_points: Vec<(Point3<f64>, u32)>,
-    compliance: Matrix6<f64>,
-    crack_seed: u32,
-}
-
 impl BreakableBody {
-    /// `basis` must be the modal basis of `mesh` in `material`. Weak points
-    /// are sampled uniformly in volume at the material's density (the count
-    /// is the expected number, its fraction rounded at random).
-    pub fn new(mesh: TetMesh, material: Material, basis: ModalBasis, seed: u64) -> Self {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let expected = material.weak_point_density_per_m3 * mesh.volume();
-        let count = expected.floor() as usize + usize::from(rng.random::<f64>() < expected.fract());
-        let mut cumulative = Vec::with_capacity(mesh.tet_count());
-        let mut total = 0.0;
-        for t in 0..mesh.tet_count() {
-            total += mesh.tet_volume(t);
-            cumulative.push(total);
-        }
-        let weak_points = (0..count)
-            .map(|_| {
-                let pick = rng.random::<f64>() * total;
-                let t = cumulative
-                    .partition_point(|&c| c < pick)
-                    .min(mesh.tet_count() - 1);
-                // Uniform in a tet: sorted uniforms give barycentric weights.
-                let mut u = [
-                    rng.random::<f64>(),
-                    rng.random::<f64>(),
-                    rng.random::<f64>(),
-                ];
-                u.sort_by(f64::total_cmp);
-                let w = [u[0], u[1] - u[0], u[2] - u[1], 1.0 - u[2]];
-                let p = mesh.tet_points(t);
-                let point = Point3::from((0..4).map(|k| p[k].coords * w[k]).sum::<Vector3<f64>>());
-                (point, t as u32)
-            })
-            .collect();
-        let compliance = constitutive_matrix(&material)
-            .try_inverse()
-            .expect("the isotropic elasticity matrix is invertible for ν < 0.5");
-        let state = FractureState::new(&mesh);
-        Self {
-            mesh,
-            material,
-            basis,
-            state,
-            weak_points,
-            compliance,
-            crack_seed: (seed as u32) ^ 0x5ca1ab1e,
-        }
-    }
-
-    pub fn mesh(&self) -> &TetMesh {
-        &self.mesh
-    }
-
-    pub fn state(&self) -> &FractureState {
-        &self.state
-    }
-
-    pub fn basis(&self) -> &ModalBasis {
-        &self.basis
-    }
-
-    pub fn weak_points(&self) -> &[(Point3<f64>, u32)] {
-        &self.weak_points
-    }
-
-    /// The body's fragments (one, intact, until a crack separates it).
-    pub fn fragments(&self) -> Vec<Fragment> {
-        fragments(&self.mesh, &self.state, self.material.density_kg_m3)
-    }
-
-    /// Modal forces of a unit force along `direction` at `point`, spread on
-    /// the nearest boundary face with barycentric weights: g = Wᵀ f.
-    fn unit_modal_force(&self, point: &Point3<f64>, direction: &Vector3<f64>) -> Vec<f64> {
-        let (nodes, weights) = nearest_boundary_face(&self.mesh, point);
+    /// Modal forces of a unit force along `direction` spread over the
+    /// contact patch of radius `radius_m` around `point`: g = Wᵀ f.
+    fn unit_modal_force(
+        &self,
+        point: &Point3<f64>,
+        direction: &Vector3<f64>,
+        radius_m: f64,
+    ) -> Vec<f64> {
+        let region = self.region.as_ref().map(|r| &*r.tets);
+        let patch = contact_patch(&self.mesh, region, point, radius_m);
         let shapes = &self.basis.shapes;
         (0..self.basis.mode_count())
             .map(|j| {
-                (0..3)
-                    .map(|k| {
-                        let n = nodes[k] as usize;
+                patch
+                    .iter()
+                    .map(|&(node, weight)| {
+                        let n = node as usize;
                         let x = Vector3::new(
                             shapes[(3 * n, j)],
                             shapes[(3 * n + 1, j)],
                             shapes[(3 * n + 2, j)],
                         );
-                        weights[k] * x.dot(direction)
+                        weight * x.dot(direction)
                     })
                     .sum()
             })
@@ -227,21 +177,15 @@ impl BreakableBody {
     /// substitutes the most excited mode's damped frequency for that ω,
     /// keeping R the impactor's radius.
     fn contact_duration(&self, modal_amplitude: &[f64], speed: f64, impactor: &Impactor) -> f64 {
-        const HERTZ: f64 = 2.87;
         let speed = speed.max(1e-6);
         let body = self
             .most_excited(modal_amplitude)
             .map(|j| {
                 let omega = self.basis.dynamics[j].damped_angular_frequency();
-                HERTZ * (impactor.radius_m / (omega.powi(4) * speed)).powf(0.2)
+                HERTZ_DURATION * (impactor.radius_m / (omega.powi(4) * speed)).powf(0.2)
             })
             .unwrap_or(0.0);
-        let e_star = 1.0
-            / ((1.0 - self.material.poisson_ratio.powi(2)) / self.material.youngs_modulus_pa
-                + (1.0 - impactor.poisson_ratio.powi(2)) / impactor.youngs_modulus_pa);
-        let hertz = HERTZ
-            * (impactor.mass_kg.powi(2) / (e_star.powi(2) * impactor.radius_m * speed)).powf(0.2);
-        body.max(hertz)
+        body.max(impactor.hertz_duration(&self.material, speed))
     }
 
     /// The under-damped mode with the largest impulse response |g|/ω.
@@ -262,7 +206,10 @@ impl BreakableBody {
         let m = self.basis.mode_count();
         let unit_forces: Vec<Vec<f64>> = contacts
             .iter()
-            .map(|c| self.unit_modal_force(&c.point_m, &c.normal))
+            .map(|c| {
+                let radius = impactor.hertz_contact_radius(&self.material, c);
+                self.unit_modal_force(&c.point_m, &c.normal, radius)
+            })
             .collect();
         // Impulse response amplitude per mode and contact: |I g_j| / ω_j.
         let amplitude = |c: usize| -> Vec<f64> {
@@ -308,7 +255,7 @@ impl BreakableBody {
         // Each interval uses the force's mean over it, so impulses are exact.
         let u = std::f64::consts::PI / duration;
         let mut states = vec![ModalState::default(); m];
-        let mut z = Mat::<f32>::zeros(m, steps);
+        let mut z = vec![0.0f32; m * steps];
         for k in 0..steps {
             let (t0, t1) = (k as f64 * dt, (k + 1) as f64 * dt);
             let mean_profile = ((u * t0).cos() - (u * t1).cos()) / (2.0 * dt); // (a/u)(…)/dt with a = φu/2, per unit φ
@@ -319,10 +266,10 @@ impl BreakableBody {
                     .map(|(c, f)| c.impulse_n_s * mean_profile * f[j])
                     .sum();
                 states[j] = self.basis.dynamics[j].step(states[j], g, dt);
-                z[(j, k)] = states[j].z as f32;
+                z[k * m + j] = states[j].z as f32;
             }
         }
-        let mut outcome = self.fracture_from_modal_states(z.as_ref(), settings, start);
+        let mut outcome = self.fracture_from_modal_states(&z, settings, start);
         outcome.contact_duration_s = duration;
         outcome.time_step_s = dt;
         outcome
@@ -337,54 +284,34 @@ impl BreakableBody {
     ) -> ImpactOutcome {
         let start = Instant::now();
         let m = self.basis.mode_count();
-        let mut z = Mat::<f32>::zeros(m, 1);
+        let mut z = vec![0.0f32; m];
         for load in loads {
             let magnitude = load.force_n.norm();
             if magnitude == 0.0 {
                 continue;
             }
-            let g = self.unit_modal_force(&load.point_m, &(load.force_n / magnitude));
+            let g = self.unit_modal_force(&load.point_m, &(load.force_n / magnitude), 0.0);
             for j in 0..m {
-                z[(j, 0)] += (magnitude * g[j] / self.basis.eigenvalues[j]) as f32;
+                z[j] += (magnitude * g[j] / self.basis.eigenvalues[j]) as f32;
             }
         }
-        let mut outcome = self.fracture_from_modal_states(z.as_ref(), settings, start);
-        outcome.steps = 1;
-        outcome
+        self.fracture_from_modal_states(&z, settings, start)
     }
 
-    /// Stresses of every element at every modal state (one product of the
-    /// modal stress table with the states), then the Rankine test in time
-    /// order, cracks starting at weak points (Alg. 3).
+    /// The Rankine test at every modal state `z` (sample-major, m per
+    /// sample) in time order, cracks starting at weak points (Alg. 3).
     fn fracture_from_modal_states(
         &mut self,
-        z: faer::MatRef<'_, f32>,
+        z: &[f32],
         settings: &FractureSettings,
         start: Instant,
     ) -> ImpactOutcome {
-        let elements = self.mesh.tet_count();
-        let steps = z.ncols();
-        let mut stress = Mat::<f32>::zeros(6 * elements, steps);
-        matmul(
-            stress.as_mut(),
-            Accum::Replace,
-            self.basis.modal_stress(),
-            z,
-            1.0,
-            Par::rayon(0),
-        );
-        let voigt = |e: usize, k: usize| -> [f64; 6] {
-            std::array::from_fn(|c| f64::from(stress[(6 * e + c, k)]))
-        };
-        // σ₁ per element and step, elements in parallel.
-        let principal: Vec<f32> = (0..elements)
-            .into_par_iter()
-            .flat_map_iter(|e| (0..steps).map(move |k| (e, k)))
-            .map(|(e, k)| max_principal_stress(&voigt(e, k)) as f32)
-            .collect();
-        let sigma1 = |e: usize, k: usize| f64::from(principal[e * steps + k]);
-        let peak_stress_pa = principal.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+        let m = self.basis.mode_count();
+        let stress = self.basis.stress();
         let threshold = self.material.rankine_threshold_pa;
+        let screening = screen(stress, z, threshold);
+        let state_at = |k: usize| &z[k * m..(k + 1) * m];
+        let voigt = |e: usize, k: usize| stress.element_stress(e, state_at(k)).map(f64::from);
         let mut times = PhaseTimes {
             initiation: start.elapsed().as_secs_f64() * 1e3,
             propagation: 0.0,
@@ -393,22 +320,25 @@ impl BreakableBody {
             toughness_j_m2: self.material.fracture_toughness_j_m2,
             energy_length_m: settings.energy_length_m,
         };
+        let compliance = self.compliance;
         let mut cracks = Vec::new();
-        for k in 0..steps {
-            for _ in 0..settings.max_cracks_per_step {
-                let t = Instant::now();
-                let hottest = (0..elements)
-                    .filter(|&e| !self.state.is_damaged(e) && sigma1(e, k) > threshold)
-                    .max_by(|&a, &b| sigma1(a, k).total_cmp(&sigma1(b, k)));
-                let Some(hottest) = hottest else {
-                    times.initiation += t.elapsed().as_secs_f64() * 1e3;
+        for (k, hot) in screening.hot.iter().enumerate() {
+            let mut started = 0;
+            for &(_, hottest) in hot {
+                if started == settings.max_cracks_per_step {
                     break;
-                };
+                }
+                let hottest = hottest as usize;
+                if !self.can_initiate(hottest) {
+                    continue;
+                }
+                started += 1;
+                let t = Instant::now();
                 let centre = self.mesh.tet_centroid(hottest);
                 let origin_tet = self
                     .weak_points
                     .iter()
-                    .filter(|(_, tet)| !self.state.is_damaged(*tet as usize))
+                    .filter(|(_, tet)| self.can_initiate(*tet as usize))
                     .min_by(|a, b| {
                         (a.0 - centre)
                             .norm_squared()
@@ -418,12 +348,12 @@ impl BreakableBody {
                     .unwrap_or(hottest);
                 // Open normal to the largest principal stress (eqs. 3.5–3.6),
                 // of the start element if it is in tension, else of the hottest.
-                let direction_from = if sigma1(origin_tet, k) > 0.0 {
-                    origin_tet
+                let origin_stress = voigt(origin_tet, k);
+                let direction = if max_principal_stress(&origin_stress) > 0.0 {
+                    principal_direction(&origin_stress)
                 } else {
-                    hottest
+                    principal_direction(&voigt(hottest, k))
                 };
-                let direction = principal_direction(&voigt(direction_from, k));
                 self.crack_seed = self.crack_seed.wrapping_add(0x9e37_79b9);
                 let surface = CrackSurface::new(
                     self.mesh.tet_centroid(origin_tet),
@@ -434,7 +364,6 @@ impl BreakableBody {
                 );
                 times.initiation += t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
-                let compliance = self.compliance;
                 let energy_density = |e: usize| {
                     let s = nalgebra::Vector6::from(voigt(e, k));
                     0.5 * s.dot(&(compliance * s))
@@ -454,69 +383,12 @@ impl BreakableBody {
         ImpactOutcome {
             contact_duration_s: 0.0,
             time_step_s: 0.0,
-            steps,
-            peak_stress_pa,
+            steps: screening.hot.len(),
+            peak_stress_pa: screening.peak_stress_pa,
+            elements_evaluated: (screening.groups_evaluated * GROUP_ELEMENTS)
+                .min(self.mesh.tet_count()),
             cracks,
             milliseconds: times,
         }
     }
-}
-
-/// The boundary face nearest `point` and the barycentric weights of the
-/// nearest point on it.
-fn nearest_boundary_face(mesh: &TetMesh, point: &Point3<f64>) -> ([u32; 3], [f64; 3]) {
-    let mut best = ([0u32; 3], [1.0, 0.0, 0.0], f64::INFINITY);
-    for face in &mesh.topology().boundary_faces {
-        let [a, b, c] = face.nodes.map(|n| mesh.nodes()[n as usize]);
-        let weights = closest_on_triangle(point, &a, &b, &c);
-        let q = Point3::from(a.coords * weights[0] + b.coords * weights[1] + c.coords * weights[2]);
-        let d = (q - point).norm_squared();
-        if d < best.2 {
-            best = (face.nodes, weights, d);
-        }
-    }
-    (best.0, best.1)
-}
-
-/// Barycentric weights of the point of triangle abc nearest p (Ericson,
-/// Real-Time Collision Detection §5.1.5).
-fn closest_on_triangle(
-    p: &Point3<f64>,
-    a: &Point3<f64>,
-    b: &Point3<f64>,
-    c: &Point3<f64>,
-) -> [f64; 3] {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return [1.0, 0.0, 0.0];
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return [0.0, 1.0, 0.0];
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
-        return [1.0 - v, v, 0.0];
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return [0.0, 0.0, 1.0];
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
-        return [1.0 - w, 0.0, w];
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return [0.0, 1.0 - w, w];
-    }
-    let denom = 1.0 / (va + vb + vc);
-    let (v, w) = (vb * denom, vc * denom);
-    [1.0 - v - w, v, w]
 }

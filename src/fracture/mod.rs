@@ -3,17 +3,21 @@
 //! of the rigid-body world: its inputs are contact events and held loads,
 //! its outputs are cracks and fragments.
 
+mod background;
+mod body;
+mod contact;
 mod fragments;
 mod impact;
+mod initiation;
 mod propagate;
 mod state;
 mod stress;
 mod surface;
 
+pub use background::{BasisJob, BasisResult, BasisWorker};
+pub use body::{fragment_mesh, BreakableBody};
 pub use fragments::{fragments, Fragment, MassIntegrals};
-pub use impact::{
-    BreakableBody, ContactPoint, FractureSettings, ImpactOutcome, Impactor, PhaseTimes, StaticLoad,
-};
+pub use impact::{ContactPoint, FractureSettings, ImpactOutcome, Impactor, PhaseTimes, StaticLoad};
 pub use propagate::{propagate, Crack, CrackStop, EnergyBalance};
 pub use state::FractureState;
 pub use stress::{max_principal_stress, principal_direction};

@@ -3,22 +3,16 @@
 use super::cache::ModalCache;
 use super::eigen::{lowest_modes, EigenSettings, EigenStats};
 use super::response::ModeDynamics;
+use super::stress::ModalStress;
 use super::ModalError;
 use crate::config::Material;
-use crate::fem::{assemble_stiffness, constitutive_matrix, lumped_mass, DofPattern, TetElement};
+use crate::fem::{assemble_stiffness, lumped_mass, DofPattern};
 use crate::mesh::TetMesh;
 use faer::Mat;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::time::Instant;
 
 /// Modes of one body: shapes, dynamics and per-element modal stresses.
-///
-/// The modal stress matrices are stored in `f32`: one 6×m matrix per element
-/// is the largest table of the fracture engine (175k tets × 100 modes is 420 MB
-/// in f32, 840 MB in f64), and the Rankine test compares stresses against a
-/// threshold known to a few percent, far above f32's 1e-7 relative precision.
-/// Shapes and modal coordinates stay in f64.
 #[derive(Debug, Clone)]
 pub struct ModalBasis {
     /// λ per elastic mode, ascending (rad²/s²).
@@ -29,10 +23,7 @@ pub struct ModalBasis {
     pub shapes: Mat<f64>,
     /// ‖Kx − λMx‖ / ‖Kx‖ per mode.
     pub residuals: Vec<f64>,
-    /// Row 6e + c, column j: Voigt component c of the stress of mode j in
-    /// element e, at unit modal coordinate (Pa). Column-major, so the
-    /// stresses of every element at several modal states are one product.
-    modal_stress: Mat<f32>,
+    stress: ModalStress,
 }
 
 impl ModalBasis {
@@ -48,27 +39,15 @@ impl ModalBasis {
             .collect()
     }
 
-    /// The modal stress table: row 6e + c, column j is Voigt component c
-    /// of mode j's stress in element e (Pa per unit modal coordinate).
-    pub fn modal_stress(&self) -> faer::MatRef<'_, f32> {
-        self.modal_stress.as_ref()
+    /// The per-element modal stress table.
+    pub fn stress(&self) -> &ModalStress {
+        &self.stress
     }
 
-    /// Stress (Voigt, Pa) of `element` at modal coordinates `z`:
-    /// one small matrix–vector product.
+    /// Stress (Voigt, Pa) of `element` at modal coordinates `z`.
     pub fn element_stress(&self, element: usize, z: &[f64]) -> [f64; 6] {
-        let mut s = [0.0f64; 6];
-        for (j, &zj) in z.iter().enumerate() {
-            for (c, sc) in s.iter_mut().enumerate() {
-                *sc += f64::from(self.modal_stress[(6 * element + c, j)]) * zj;
-            }
-        }
-        s
-    }
-
-    /// Bytes held by the modal stress table.
-    pub fn modal_stress_bytes(&self) -> usize {
-        self.modal_stress.nrows() * self.modal_stress.ncols() * std::mem::size_of::<f32>()
+        let z: Vec<f32> = z.iter().map(|&v| v as f32).collect();
+        self.stress.element_stress(element, &z).map(f64::from)
     }
 
     /// Builds the basis from solved modes: dynamics and modal stresses.
@@ -78,19 +57,14 @@ impl ModalBasis {
             shapes,
             residuals,
         } = modes;
-        let dynamics = eigenvalues
-            .iter()
-            .map(|&l| {
-                ModeDynamics::new(l, material.damping_stiffness_s, material.damping_mass_per_s)
-            })
-            .collect();
-        let modal_stress = modal_stresses(mesh, material, &shapes);
+        let dynamics = mode_dynamics(&eigenvalues, material);
+        let stress = ModalStress::new(mesh, material, &shapes);
         Self {
             eigenvalues,
             dynamics,
             shapes,
             residuals,
-            modal_stress,
+            stress,
         }
     }
 }
@@ -101,53 +75,6 @@ pub fn mode_dynamics(eigenvalues: &[f64], material: &Material) -> Vec<ModeDynami
         .iter()
         .map(|&l| ModeDynamics::new(l, material.damping_stiffness_s, material.damping_mass_per_s))
         .collect()
-}
-
-/// σ_e,j = C B_e x_j restricted to element e, for every element and mode.
-fn modal_stresses(mesh: &TetMesh, material: &Material, shapes: &Mat<f64>) -> Mat<f32> {
-    let m = shapes.ncols();
-    let elements = mesh.tet_count();
-    let c = constitutive_matrix(material);
-    let mut table = Mat::<f32>::zeros(6 * elements, m);
-    if m == 0 {
-        return table;
-    }
-    let cb: Vec<nalgebra::SMatrix<f64, 6, 12>> = (0..elements)
-        .into_par_iter()
-        .map(|t| {
-            c * TetElement::new(&mesh.tet_points(t))
-                .expect("validated mesh")
-                .b_matrix()
-        })
-        .collect();
-    // Each mode's column is independent: fill columns in parallel.
-    let columns: Vec<Vec<f32>> = (0..m)
-        .into_par_iter()
-        .map(|j| {
-            let mut column = vec![0.0f32; 6 * elements];
-            for (t, tet) in mesh.tets().iter().enumerate() {
-                let mut u = nalgebra::SVector::<f64, 12>::zeros();
-                for (a, &node) in tet.iter().enumerate() {
-                    for axis in 0..3 {
-                        u[3 * a + axis] = shapes[(3 * node as usize + axis, j)];
-                    }
-                }
-                let s = cb[t] * u;
-                for k in 0..6 {
-                    column[6 * t + k] = s[k] as f32;
-                }
-            }
-            column
-        })
-        .collect();
-    for (j, column) in columns.into_iter().enumerate() {
-        table
-            .col_mut(j)
-            .iter_mut()
-            .zip(column)
-            .for_each(|(t, v)| *t = v);
-    }
-    table
 }
 
 /// Seconds spent per phase.

@@ -7,6 +7,7 @@ mod cache;
 mod eigen;
 mod lanczos;
 mod response;
+mod stress;
 
 pub use basis::{
     analyse, mode_dynamics, solve_modes, ModalBasis, ModalReport, ModalTimings, Modes,
@@ -14,6 +15,7 @@ pub use basis::{
 pub use cache::{default_cache_dir, ModalCache};
 pub use eigen::{lowest_modes, EigenError, EigenSettings, EigenSolution, EigenStats};
 pub use response::{ModalState, ModeDynamics};
+pub use stress::{ModalStress, GROUP_ELEMENTS};
 
 /// Why a modal basis could not be had.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,79 @@
+//! One fracture event (initiation, propagation, fragment meshing) on glass
+//! slabs of 30 × 30 × 3 cm in Glondu's slab material (Table 3.1), of about
+//! 1.7k, 8k, 40k and 175k tets, 100 modes, struck at the centre by the
+//! 110 g steel ball at 10 m/s with an impulse of 200 N·s, enough to crack
+//! the coarsest slab (Glondu's R_c of 1 GPa needs it; finer slabs resolve
+//! the bending stress under the ball better and shatter more).
+//!
+//!     cargo bench --bench fracture
+//!
+//! Modal bases come from the on-disk cache (`TESSERA_CACHE_DIR` or the
+//! user cache); the first run computes them (the 175k slab takes minutes).
+//! Per-phase figures of the same events: `tools/fracture_phases.sh`.
+//! Run as a test (`cargo test --benches`), only the smallest slab is used.
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use nalgebra::{Point3, Vector3};
+use std::time::Duration;
+use tessera::config::MaterialLibrary;
+use tessera::fracture::{BreakableBody, ContactPoint, FractureSettings, Impactor};
+use tessera::mesh::box_mesh;
+use tessera::modal::{analyse, default_cache_dir, EigenSettings, ModalCache};
+
+/// Cells along x and y, and through the thickness: 6·N²·NZ tets.
+const SLABS: [(usize, usize); 4] = [(12, 2), (26, 2), (41, 4), (54, 10)];
+/// Impulse of the strike (N·s).
+const IMPULSE_N_S: f64 = 200.0;
+
+fn fracture_event(c: &mut Criterion) {
+    let bench_mode = std::env::args().any(|a| a == "--bench");
+    let material = MaterialLibrary::builtin()
+        .get("glondu-slab")
+        .unwrap()
+        .clone();
+    let cache = ModalCache::new(default_cache_dir());
+    let mut group = c.benchmark_group("fracture-event");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
+    let slabs = if bench_mode { &SLABS[..] } else { &SLABS[..1] };
+    for &(cells, cells_z) in slabs {
+        let mesh = box_mesh([0.3, 0.3, 0.03], [cells, cells, cells_z], None).unwrap();
+        let (basis, _) = analyse(
+            &mesh,
+            &material,
+            &EigenSettings::new(100),
+            Some(&cache),
+            &|_| {},
+        )
+        .unwrap();
+        let body = BreakableBody::new(mesh, material.clone(), basis, 0);
+        let strike = [ContactPoint {
+            point_m: Point3::new(0.15, 0.15, 0.03),
+            normal: -Vector3::z(),
+            impulse_n_s: IMPULSE_N_S,
+            relative_speed_m_s: 10.0,
+        }];
+        let settings = FractureSettings::default();
+        group.bench_with_input(
+            BenchmarkId::new("impact+fragments", body.mesh().tet_count()),
+            &body,
+            |b, body| {
+                b.iter_batched(
+                    || body.clone(),
+                    |mut body| {
+                        let outcome = body.impact(&strike, &Impactor::steel_ball(), &settings);
+                        // An event that cracks nothing leaves the body as it was.
+                        let pieces = (!outcome.cracks.is_empty()).then(|| body.fragments());
+                        (outcome, pieces)
+                    },
+                    BatchSize::LargeInput,
+                )
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, fracture_event);
+criterion_main!(benches);

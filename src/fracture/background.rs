@@ -1,0 +1,119 @@
+//! Modal analyses of large fragments, computed on a background thread so
+//! that the caller (the simulation loop) never waits for an eigensolve.
+
+use crate::config::Material;
+use crate::mesh::TetMesh;
+use crate::modal::{analyse, EigenSettings, ModalBasis, ModalCache, ModalError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A modal analysis to run: usually a [`super::fragment_mesh`].
+#[derive(Debug, Clone)]
+pub struct BasisJob {
+    /// The caller's name for the job (e.g. a fragment's body id).
+    pub key: u64,
+    pub mesh: TetMesh,
+    pub material: Material,
+    pub settings: EigenSettings,
+}
+
+/// A finished analysis.
+#[derive(Debug)]
+pub struct BasisResult {
+    pub key: u64,
+    pub mesh: TetMesh,
+    pub material: Material,
+    pub basis: Result<ModalBasis, ModalError>,
+    /// Wall time of the analysis (s).
+    pub seconds: f64,
+}
+
+/// One background thread running [`BasisJob`]s in submission order.
+///
+/// Dropping the worker lets it finish the job in hand and discards the
+/// ones still queued.
+#[derive(Debug)]
+pub struct BasisWorker {
+    jobs: Option<Sender<BasisJob>>,
+    results: Receiver<BasisResult>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl BasisWorker {
+    /// Starts the thread; `cache` is used for every job if given.
+    pub fn spawn(cache: Option<ModalCache>) -> std::io::Result<Self> {
+        let (job_sender, jobs) = channel::<BasisJob>();
+        let (result_sender, results) = channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("tessera-modal".into())
+            .spawn(move || {
+                for job in jobs {
+                    if stopped.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let start = Instant::now();
+                    let basis = analyse(
+                        &job.mesh,
+                        &job.material,
+                        &job.settings,
+                        cache.as_ref(),
+                        &|_| {},
+                    )
+                    .map(|(basis, _)| basis);
+                    let result = BasisResult {
+                        key: job.key,
+                        mesh: job.mesh,
+                        material: job.material,
+                        basis,
+                        seconds: start.elapsed().as_secs_f64(),
+                    };
+                    if result_sender.send(result).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Self {
+            jobs: Some(job_sender),
+            results,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues `job`; returns it back if the thread has stopped.
+    pub fn submit(&self, job: BasisJob) -> Result<(), BasisJob> {
+        match &self.jobs {
+            Some(jobs) => jobs.send(job).map_err(|e| e.0),
+            None => Err(job),
+        }
+    }
+
+    /// The analyses finished so far, without waiting.
+    pub fn finished(&self) -> Vec<BasisResult> {
+        self.results.try_iter().collect()
+    }
+
+    /// The next finished analysis, waiting at most `timeout`.
+    pub fn wait(&self, timeout: Duration) -> Option<BasisResult> {
+        match self.results.recv_timeout(timeout) {
+            Ok(result) => Some(result),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+}
+
+impl Drop for BasisWorker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! A breakable body: mesh, material, modal basis, fracture state, weak
+//! points, and the region of the mesh it stands for.
+
+use super::{fragments, BasisJob, FractureState, Fragment};
+use crate::config::Material;
+use crate::fem::constitutive_matrix;
+use crate::mesh::{TetMesh, NO_NEIGHBOUR};
+use crate::modal::{EigenSettings, ModalBasis};
+use nalgebra::{Matrix6, Point3, Vector3};
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A body that breaks under impacts ([`BreakableBody::impact`]) and held
+/// loads ([`BreakableBody::static_load`]).
+///
+/// Mesh and modal basis are shared (`Arc`): the fragments of a body are
+/// bodies over the same mesh and basis, each restricted to its own tets
+/// (its *region*), so a fragment breaks again at once, without waiting for
+/// an analysis of its own (Glondu 2012 §3.3.7 keeps "the same deformation
+/// modes"). The parent's modes describe the fragment's vibration only
+/// approximately: they still carry the stiffness and inertia of its
+/// siblings, so stresses in a small fragment are those of the whole body
+/// and a fragment's own low modes are missing. A fragment large enough to
+/// matter gets a basis of its own from [`fragment_mesh`] and a background
+/// analysis ([`super::BasisWorker`]); it then becomes a body of its own with
+/// [`BreakableBody::new`].
+#[derive(Debug, Clone)]
+pub struct BreakableBody {
+    pub(super) mesh: Arc<TetMesh>,
+    pub(super) material: Material,
+    pub(super) basis: Arc<ModalBasis>,
+    pub(super) state: FractureState,
+    /// For a fragment body: its tets that were intact when it split off
+    /// (where cracks may start) and its nodes.
+    pub(super) region: Option<Region>,
+    /// Material flaws (§3.3.5): positions and the tets holding them.
+    pub(super) weak_points: Vec<(Point3<f64>, u32)>,
+    pub(super) compliance: Matrix6<f64>,
+    pub(super) crack_seed: u32,
+}
+
+/// The part of a parent's mesh a fragment body stands for.
+#[derive(Debug, Clone)]
+pub(super) struct Region {
+    pub(super) tets: Arc<[bool]>,
+    nodes: Arc<[bool]>,
+}
+
+impl BreakableBody {
+    /// `basis` must be the modal basis of `mesh` in `material`. Weak points
+    /// are sampled uniformly in volume at the material's density (the count
+    /// is the expected number, its fraction rounded at random).
+    pub fn new(
+        mesh: impl Into<Arc<TetMesh>>,
+        material: Material,
+        basis: impl Into<Arc<ModalBasis>>,
+        seed: u64,
+    ) -> Self {
+        let mesh = mesh.into();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let expected = material.weak_point_density_per_m3 * mesh.volume();
+        let count = expected.floor() as usize + usize::from(rng.random::<f64>() < expected.fract());
+        let mut cumulative = Vec::with_capacity(mesh.tet_count());
+        let mut total = 0.0;
+        for t in 0..mesh.tet_count() {
+            total += mesh.tet_volume(t);
+            cumulative.push(total);
+        }
+        let weak_points = (0..count)
+            .map(|_| {
+                let pick = rng.random::<f64>() * total;
+                let t = cumulative
+                    .partition_point(|&c| c < pick)
+                    .min(mesh.tet_count() - 1);
+                // Uniform in a tet: sorted uniforms give barycentric weights.
+                let mut u = [
+                    rng.random::<f64>(),
+                    rng.random::<f64>(),
+                    rng.random::<f64>(),
+                ];
+                u.sort_by(f64::total_cmp);
+                let w = [u[0], u[1] - u[0], u[2] - u[1], 1.0 - u[2]];
+                let p = mesh.tet_points(t);
+                let point = Point3::from((0..4).map(|k| p[k].coords * w[k]).sum::<Vector3<f64>>());
+                (point, t as u32)
+            })
+            .collect();
+        let compliance = constitutive_matrix(&material)
+            .try_inverse()
+            .expect("the isotropic elasticity matrix is invertible for ν < 0.5");
+        let state = FractureState::new(&mesh);
+        Self {
+            mesh,
+            material,
+            basis: basis.into(),
+            state,
+            region: None,
+            weak_points,
+            compliance,
+            crack_seed: (seed as u32) ^ 0x5ca1ab1e,
+        }
+    }
+
+    pub fn mesh(&self) -> &TetMesh {
+        &self.mesh
+    }
+
+    pub fn material(&self) -> &Material {
+        &self.material
+    }
+
+    pub fn state(&self) -> &FractureState {
+        &self.state
+    }
+
+    pub fn basis(&self) -> &ModalBasis {
+        &self.basis
+    }
+
+    pub fn weak_points(&self) -> &[(Point3<f64>, u32)] {
+        &self.weak_points
+    }
+
+    /// Whether a crack in `tet` belongs to this body: for a fragment body,
+    /// the tets that were intact when it split off.
+    pub fn contains_tet(&self, tet: usize) -> bool {
+        self.region.as_ref().is_none_or(|r| r.tets[tet])
+    }
+
+    /// Whether a crack may start in `tet`: in the region and undamaged.
+    pub(super) fn can_initiate(&self, tet: usize) -> bool {
+        self.contains_tet(tet) && !self.state.is_damaged(tet)
+    }
+
+    /// The body's fragments (one, intact, until a crack separates it); for
+    /// a fragment body, the pieces of its region.
+    pub fn fragments(&self) -> Vec<Fragment> {
+        let mut pieces = fragments(&self.mesh, &self.state, self.material.density_kg_m3);
+        if let Some(region) = &self.region {
+            // Node pieces are ours when their nodes are; a gap is ours when
+            // it lies in a tet cracked since the split.
+            let ids = self.state.node_fragments();
+            let ours: std::collections::HashSet<u32> = (0..ids.len())
+                .filter(|&n| region.nodes[n])
+                .map(|n| ids[n])
+                .collect();
+            pieces.retain(|f| {
+                if f.is_gap {
+                    f.tets.iter().all(|&t| region.tets[t as usize])
+                } else {
+                    ours.contains(&f.id)
+                }
+            });
+        }
+        pieces
+    }
+
+    /// The body standing for `fragment` (one of [`Self::fragments`]): same
+    /// mesh, basis and fracture state, cracks starting only in its intact
+    /// tets (its cut tets are damaged and cannot crack again).
+    pub fn fragment_body(&self, fragment: &Fragment) -> Self {
+        let mut tets = vec![false; self.mesh.tet_count()];
+        for &t in &fragment.tets {
+            tets[t as usize] = !self.state.is_damaged(t as usize);
+        }
+        let ids = self.state.node_fragments();
+        let nodes: Vec<bool> = ids
+            .iter()
+            .map(|&id| id == fragment.id && !fragment.is_gap)
+            .collect();
+        let weak_points = self
+            .weak_points
+            .iter()
+            .copied()
+            .filter(|&(_, t)| tets[t as usize])
+            .collect();
+        Self {
+            region: Some(Region {
+                tets: tets.into(),
+                nodes: nodes.into(),
+            }),
+            weak_points,
+            crack_seed: self.crack_seed ^ fragment.id.wrapping_mul(0x2545_f491),
+            ..self.clone()
+        }
+    }
+}
+
+impl BreakableBody {
+    /// A background analysis for `fragment` (one of [`Self::fragments`]) if
+    /// its intact part ([`fragment_mesh`]) has at least `min_tets` tets,
+    /// with as many modes as this body's basis (fewer for a small piece).
+    pub fn own_basis_job(
+        &self,
+        fragment: &Fragment,
+        key: u64,
+        min_tets: usize,
+    ) -> Option<BasisJob> {
+        if fragment.tets.len() < min_tets {
+            return None;
+        }
+        let mesh = fragment_mesh(&self.mesh, &self.state, fragment)?;
+        if mesh.tet_count() < min_tets.max(1) {
+            return None;
+        }
+        // Lanczos needs several times more DOFs than modes.
+        let modes = self
+            .basis
+            .mode_count()
+            .min(3 * mesh.node_count() / 8)
+            .max(1);
+        Some(BasisJob {
+            key,
+            mesh,
+            material: self.material.clone(),
+            settings: EigenSettings::new(modes),
+        })
+    }
+}
+
+/// The mesh of the intact part of `fragment`: the largest face-connected
+/// set of its undamaged tets whose nodes all belong to it, renumbered, for
+/// a modal analysis of its own (a basis needs exactly six rigid modes, so
+/// one connected piece). `None` for a gap or a piece with no intact tet.
+pub fn fragment_mesh(
+    mesh: &TetMesh,
+    state: &FractureState,
+    fragment: &Fragment,
+) -> Option<TetMesh> {
+    if fragment.is_gap {
+        return None;
+    }
+    let node_ids = state.node_fragments();
+    let mut intact = vec![false; mesh.tet_count()];
+    for &t in &fragment.tets {
+        let t = t as usize;
+        intact[t] = !state.is_damaged(t)
+            && mesh.tets()[t]
+                .iter()
+                .all(|&n| node_ids[n as usize] == fragment.id);
+    }
+    let kept = largest_component(mesh, &intact);
+    if kept.is_empty() {
+        return None;
+    }
+    let mut renumber: HashMap<u32, u32> = HashMap::new();
+    let mut nodes = Vec::new();
+    let tets: Vec<[u32; 4]> = kept
+        .iter()
+        .map(|&t| {
+            mesh.tets()[t as usize].map(|n| {
+                *renumber.entry(n).or_insert_with(|| {
+                    nodes.push(mesh.nodes()[n as usize]);
+                    (nodes.len() - 1) as u32
+                })
+            })
+        })
+        .collect();
+    // A subset of a valid mesh's tets is valid; `ok()` only guards that.
+    TetMesh::new(nodes, tets).ok()
+}
+
+/// The largest set of `selected` tets connected through shared faces,
+/// ascending.
+fn largest_component(mesh: &TetMesh, selected: &[bool]) -> Vec<u32> {
+    let neighbours = &mesh.topology().face_neighbours;
+    let mut seen = vec![false; mesh.tet_count()];
+    let mut best: Vec<u32> = Vec::new();
+    for start in 0..mesh.tet_count() {
+        if !selected[start] || seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        let mut component = vec![start as u32];
+        let mut next = 0;
+        while next < component.len() {
+            let t = component[next] as usize;
+            next += 1;
+            for &n in &neighbours[t] {
+                if n != NO_NEIGHBOUR && selected[n as usize] && !seen[n as usize] {
+                    seen[n as usize] = true;
+                    component.push(n);
+                }
+            }
+        }
+        if component.len() > best.len() {
+            best = component;
+        }
+    }
+    best.sort_unstable();
+    best
+}
