@@ -5,7 +5,9 @@
 //! read. See `DESIGN.md` in the shared folder for the whole architecture.
 
 pub mod config;
+pub mod device;
 pub mod fem;
 pub mod fracture;
 pub mod mesh;
 pub mod modal;
+pub mod session;

@@ -2,7 +2,9 @@
 //! per subcommand. Library errors are wrapped with `anyhow` context here.
 
 mod demo;
+mod devices_cmd;
 mod fracture_cmd;
+mod log_cmd;
 mod mesh_cmd;
 mod modes;
 
@@ -36,6 +38,10 @@ enum Command {
     Mesh(mesh_cmd::Args),
     /// Applies impacts or held loads to a breakable body; reports cracks and fragments.
     Fracture(fracture_cmd::Args),
+    /// Lists HID devices present and the device profiles that match them.
+    Devices(devices_cmd::Args),
+    /// Session logs (MCAP).
+    Log(log_cmd::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -58,6 +64,8 @@ pub fn main() -> ExitCode {
         Command::Modes(args) => modes::run(args, &cli),
         Command::Mesh(args) => mesh_cmd::run(args),
         Command::Fracture(args) => fracture_cmd::run(args, &cli),
+        Command::Devices(args) => devices_cmd::run(args),
+        Command::Log(args) => log_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,245 @@
+//! Where the simulated user's hand goes: scripted in TOML (moves, holds,
+//! strikes, series of strikes of increasing speed) or sampled from a
+//! session log. Compiled to a piecewise-linear path of the hand position.
+
+use nalgebra::Vector3;
+use serde::Deserialize;
+use std::path::Path;
+
+/// A hand script (TOML): a start point and steps.
+///
+/// ```toml
+/// start_m = [0.0, 0.0, 0.05]
+/// [[steps]]
+/// type = "hold"
+/// seconds = 0.5
+/// [[steps]]
+/// type = "strikes"        # lift above the target, then hit it, harder each time
+/// target_m = [0.0, 0.0, 0.0]
+/// lift_m = 0.05
+/// from_speed_m_s = 0.5
+/// to_speed_m_s = 3.0
+/// count = 6
+/// ```
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandScript {
+    pub start_m: [f64; 3],
+    #[serde(default)]
+    pub steps: Vec<HandStep>,
+}
+
+/// One step of a [`HandScript`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum HandStep {
+    /// Straight to `to_m` in `seconds`.
+    Move {
+        to_m: [f64; 3],
+        seconds: f64,
+    },
+    Hold {
+        seconds: f64,
+    },
+    /// Lift `lift_m` above `target_m`, pause, then hit it moving down at
+    /// `speed_m_s`; the hand aims `lift_m / 2` below the target (a person
+    /// follows through) and comes back up.
+    Strike {
+        target_m: [f64; 3],
+        lift_m: f64,
+        speed_m_s: f64,
+    },
+    /// `count` strikes with speeds from `from_speed_m_s` to `to_speed_m_s`.
+    Strikes {
+        target_m: [f64; 3],
+        lift_m: f64,
+        from_speed_m_s: f64,
+        to_speed_m_s: f64,
+        count: usize,
+    },
+}
+
+/// Why a hand script cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum HandError {
+    #[error("hand script {path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+/// Speed of the hand between strikes (m/s).
+const REPOSITION_SPEED_M_S: f64 = 0.2;
+/// Pause above the target before a strike (s).
+const AIM_PAUSE_S: f64 = 0.3;
+
+impl HandScript {
+    pub fn load(path: &Path) -> Result<Self, HandError> {
+        let text = std::fs::read_to_string(path).map_err(|e| HandError::Invalid {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and checks a script; `name` appears in errors.
+    pub fn parse(text: &str, name: &str) -> Result<Self, HandError> {
+        let invalid = |message: String| HandError::Invalid {
+            path: name.to_owned(),
+            message,
+        };
+        let script: HandScript =
+            toml::from_str(text).map_err(|e| invalid(e.to_string().trim_end().to_owned()))?;
+        let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
+        if !finite(&script.start_m) {
+            return Err(invalid("start_m must be finite".into()));
+        }
+        for (i, step) in script.steps.iter().enumerate() {
+            let bad = match step {
+                HandStep::Move { to_m, seconds } => (!finite(to_m)
+                    || !(*seconds > 0.0 && seconds.is_finite()))
+                .then_some("to_m must be finite and seconds positive"),
+                HandStep::Hold { seconds } => {
+                    (!(*seconds >= 0.0 && seconds.is_finite())).then_some("seconds must be ≥ 0")
+                }
+                HandStep::Strike {
+                    target_m,
+                    lift_m,
+                    speed_m_s,
+                } => (!finite(target_m)
+                    || !(*lift_m > 0.0)
+                    || !(*speed_m_s > 0.0)
+                    || !lift_m.is_finite()
+                    || !speed_m_s.is_finite())
+                .then_some("target_m finite, lift_m and speed_m_s positive"),
+                HandStep::Strikes {
+                    target_m,
+                    lift_m,
+                    from_speed_m_s,
+                    to_speed_m_s,
+                    count,
+                } => (!finite(target_m)
+                    || !(*lift_m > 0.0 && lift_m.is_finite())
+                    || !(*from_speed_m_s > 0.0 && from_speed_m_s.is_finite())
+                    || !(*to_speed_m_s > 0.0 && to_speed_m_s.is_finite())
+                    || *count == 0
+                    || *count > 10_000)
+                    .then_some("target_m finite, lift_m and speeds positive, count in 1..=10000"),
+            };
+            if let Some(message) = bad {
+                return Err(invalid(format!("steps[{i}]: {message}")));
+            }
+        }
+        Ok(script)
+    }
+
+    /// The path of the hand.
+    pub fn trajectory(&self) -> HandTrajectory {
+        let mut path = PathBuilder {
+            points: vec![(0.0, Vector3::from(self.start_m))],
+        };
+        for step in &self.steps {
+            match step {
+                HandStep::Move { to_m, seconds } => path.move_to(Vector3::from(*to_m), *seconds),
+                HandStep::Hold { seconds } => path.hold(*seconds),
+                HandStep::Strike {
+                    target_m,
+                    lift_m,
+                    speed_m_s,
+                } => path.strike(Vector3::from(*target_m), *lift_m, *speed_m_s),
+                HandStep::Strikes {
+                    target_m,
+                    lift_m,
+                    from_speed_m_s,
+                    to_speed_m_s,
+                    count,
+                } => {
+                    for k in 0..*count {
+                        let f = if *count == 1 {
+                            0.0
+                        } else {
+                            k as f64 / (*count - 1) as f64
+                        };
+                        let speed = from_speed_m_s + f * (to_speed_m_s - from_speed_m_s);
+                        path.strike(Vector3::from(*target_m), *lift_m, speed);
+                    }
+                }
+            }
+        }
+        HandTrajectory {
+            points: path.points,
+        }
+    }
+}
+
+struct PathBuilder {
+    points: Vec<(f64, Vector3<f64>)>,
+}
+
+impl PathBuilder {
+    fn last(&self) -> (f64, Vector3<f64>) {
+        *self.points.last().expect("starts with one point")
+    }
+    fn move_to(&mut self, to: Vector3<f64>, seconds: f64) {
+        let (t, _) = self.last();
+        self.points.push((t + seconds.max(1e-6), to));
+    }
+    fn hold(&mut self, seconds: f64) {
+        let (t, p) = self.last();
+        self.points.push((t + seconds, p));
+    }
+    fn strike(&mut self, target: Vector3<f64>, lift: f64, speed: f64) {
+        let above = target + Vector3::z() * lift;
+        let (_, p) = self.last();
+        self.move_to(above, (above - p).norm() / REPOSITION_SPEED_M_S);
+        self.hold(AIM_PAUSE_S);
+        let through = target - Vector3::z() * (0.5 * lift);
+        self.move_to(through, 1.5 * lift / speed);
+        self.move_to(above, 1.5 * lift / REPOSITION_SPEED_M_S);
+    }
+}
+
+/// A piecewise-linear hand path: position and velocity at any time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandTrajectory {
+    /// (time s, position m), times ascending.
+    points: Vec<(f64, Vector3<f64>)>,
+}
+
+impl HandTrajectory {
+    /// A path through recorded samples (e.g. a session log's hand
+    /// positions); samples out of time order are dropped.
+    pub fn from_samples(samples: impl IntoIterator<Item = (f64, Vector3<f64>)>) -> Self {
+        let mut points: Vec<(f64, Vector3<f64>)> = Vec::new();
+        for (t, p) in samples {
+            if t.is_finite()
+                && p.iter().all(|x| x.is_finite())
+                && points.last().is_none_or(|&(last, _)| t > last)
+            {
+                points.push((t, p));
+            }
+        }
+        if points.is_empty() {
+            points.push((0.0, Vector3::zeros()));
+        }
+        Self { points }
+    }
+
+    /// When the path ends (s).
+    pub fn duration_s(&self) -> f64 {
+        self.points.last().map_or(0.0, |p| p.0)
+    }
+
+    /// Position (m) and velocity (m/s) at `t`; held at the ends.
+    pub fn at(&self, t: f64) -> (Vector3<f64>, Vector3<f64>) {
+        let i = self.points.partition_point(|p| p.0 <= t);
+        if i == 0 {
+            return (self.points[0].1, Vector3::zeros());
+        }
+        if i == self.points.len() {
+            return (self.points[i - 1].1, Vector3::zeros());
+        }
+        let (t0, p0) = self.points[i - 1];
+        let (t1, p1) = self.points[i];
+        let velocity = (p1 - p0) / (t1 - t0);
+        (p0 + velocity * (t - t0), velocity)
+    }
+}

@@ -1,0 +1,168 @@
+//! Force-feedback devices, as the haptic thread sees them (Glondu 2012
+//! §4.3.2, Fig. 4.18): each tick it reads a [`DeviceState`] and hands a
+//! [`DeviceCommand`]. Admittance devices (the arm senses the user's force
+//! and moves to a commanded goal) and impedance devices (the arm takes a
+//! force) share one interface; [`Safety`] wraps every device. This module
+//! is the only one that speaks hidapi ([`hid`]).
+
+pub mod codec;
+pub mod hand;
+pub mod hid;
+pub mod profile;
+pub mod safety;
+pub mod sim;
+pub mod transport;
+
+pub use codec::{CodecError, ReportCodec};
+pub use hand::{HandScript, HandTrajectory};
+pub use profile::{DeviceProfile, ProfileError};
+pub use safety::{Safety, SafetyEvent, SafetySettings, TripCause};
+pub use sim::SimulatedArm;
+
+use nalgebra::{UnitQuaternion, Vector3};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Whether the device takes a goal motion or a force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ControlMode {
+    /// Senses the user's force, moves to a commanded goal pose and velocity.
+    Admittance,
+    /// Senses its pose, renders a commanded force and torque.
+    Impedance,
+}
+
+/// The reachable space of the handle, in device coordinates (m).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "shape", rename_all = "lowercase")]
+pub enum Workspace {
+    /// An axis-aligned box centred on the origin, of these half extents.
+    Box { half_extents_m: [f64; 3] },
+    /// A ball centred on the origin.
+    Sphere { radius_m: f64 },
+}
+
+impl Workspace {
+    /// The point of the workspace nearest `p`.
+    pub fn clamp(&self, p: &Vector3<f64>) -> Vector3<f64> {
+        match *self {
+            Workspace::Box { half_extents_m: h } => {
+                Vector3::from_fn(|i, _| p[i].clamp(-h[i], h[i]))
+            }
+            Workspace::Sphere { radius_m } => {
+                let n = p.norm();
+                if n > radius_m {
+                    p * (radius_m / n)
+                } else {
+                    *p
+                }
+            }
+        }
+    }
+}
+
+/// What a device can do (in the spirit of CHAI3D's device info).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSpec {
+    pub name: String,
+    pub control: ControlMode,
+    /// Degrees of freedom sensed and actuated (3 or 6).
+    pub dof_sensed: u8,
+    pub dof_actuated: u8,
+    pub workspace: Workspace,
+    pub max_force_n: f64,
+    pub max_torque_n_m: f64,
+    /// Largest stable coupling stiffness and damping at 1 kHz.
+    pub max_stiffness_n_m: f64,
+    pub max_damping_n_s_m: f64,
+    pub max_angular_stiffness_n_m_rad: f64,
+    pub max_angular_damping_n_m_s_rad: f64,
+    pub max_velocity_m_s: f64,
+}
+
+/// What the device reports once per tick.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DeviceState {
+    pub position_m: Vector3<f64>,
+    pub orientation: UnitQuaternion<f64>,
+    pub velocity_m_s: Vector3<f64>,
+    pub angular_velocity_rad_s: Vector3<f64>,
+    /// The user's force and torque on the handle (admittance devices).
+    pub user_force_n: Vector3<f64>,
+    pub user_torque_n_m: Vector3<f64>,
+    /// Bit i: button i pressed.
+    pub buttons: u32,
+    /// The device's own clock (µs).
+    pub device_time_us: u64,
+    /// Counts reports; a gap means lost reports.
+    pub sequence: u32,
+}
+
+impl Default for DeviceState {
+    fn default() -> Self {
+        Self {
+            position_m: Vector3::zeros(),
+            orientation: UnitQuaternion::identity(),
+            velocity_m_s: Vector3::zeros(),
+            angular_velocity_rad_s: Vector3::zeros(),
+            user_force_n: Vector3::zeros(),
+            user_torque_n_m: Vector3::zeros(),
+            buttons: 0,
+            device_time_us: 0,
+            sequence: 0,
+        }
+    }
+}
+
+/// What the haptic thread asks of the device once per tick.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum DeviceCommand {
+    /// Admittance: move the handle to this pose with this velocity.
+    Goal {
+        position_m: Vector3<f64>,
+        orientation: UnitQuaternion<f64>,
+        velocity_m_s: Vector3<f64>,
+        angular_velocity_rad_s: Vector3<f64>,
+    },
+    /// Impedance: render this force and torque.
+    Wrench {
+        force_n: Vector3<f64>,
+        torque_n_m: Vector3<f64>,
+    },
+}
+
+impl DeviceCommand {
+    /// No force: the safe command of either kind.
+    pub fn zero_wrench() -> Self {
+        DeviceCommand::Wrench {
+            force_n: Vector3::zeros(),
+            torque_n_m: Vector3::zeros(),
+        }
+    }
+}
+
+/// Why a device call failed; failures are values, the caller decides.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeviceError {
+    #[error("no report within {0:?}")]
+    Timeout(Duration),
+    #[error("device disconnected (reopening)")]
+    Disconnected,
+    #[error("protocol error: {0}")]
+    Protocol(#[from] CodecError),
+    #[error("device reports fault code {0}")]
+    Fault(u32),
+    #[error("command write stalled (over {0:?})")]
+    StalledWrite(Duration),
+}
+
+/// A force-feedback device, driven once per haptic tick. Neither method
+/// may block longer than the device's own timeout.
+pub trait Device: Send {
+    fn spec(&self) -> &DeviceSpec;
+    /// The newest state; `now_s` is the caller's clock (real or virtual).
+    fn read(&mut self, now_s: f64) -> Result<DeviceState, DeviceError>;
+    /// Sends the command for this tick.
+    fn command(&mut self, command: &DeviceCommand, now_s: f64) -> Result<(), DeviceError>;
+}

@@ -1,0 +1,276 @@
+//! Device profiles (`devices/*.toml`): what the device is (USB ids, its
+//! [`DeviceSpec`]) and the byte layout of its HID reports, field by field.
+
+use super::DeviceSpec;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A value's encoding in a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldType {
+    U8,
+    I16le,
+    I16be,
+    U16le,
+    U16be,
+    I32le,
+    I32be,
+    U32le,
+    U32be,
+    F32le,
+    F32be,
+}
+
+impl FieldType {
+    pub fn size(self) -> usize {
+        match self {
+            FieldType::U8 => 1,
+            FieldType::I16le | FieldType::I16be | FieldType::U16le | FieldType::U16be => 2,
+            _ => 4,
+        }
+    }
+}
+
+/// What an input field carries. Vectors are per axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputQuantity {
+    PositionX,
+    PositionY,
+    PositionZ,
+    OrientationW,
+    OrientationX,
+    OrientationY,
+    OrientationZ,
+    VelocityX,
+    VelocityY,
+    VelocityZ,
+    AngularVelocityX,
+    AngularVelocityY,
+    AngularVelocityZ,
+    ForceX,
+    ForceY,
+    ForceZ,
+    TorqueX,
+    TorqueY,
+    TorqueZ,
+    Buttons,
+    /// Non-zero: the device reports a fault with this code.
+    Status,
+    Sequence,
+    /// Device clock, in units of `scale` seconds.
+    Timestamp,
+}
+
+/// What an output field carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputQuantity {
+    GoalPositionX,
+    GoalPositionY,
+    GoalPositionZ,
+    GoalOrientationW,
+    GoalOrientationX,
+    GoalOrientationY,
+    GoalOrientationZ,
+    GoalVelocityX,
+    GoalVelocityY,
+    GoalVelocityZ,
+    GoalAngularVelocityX,
+    GoalAngularVelocityY,
+    GoalAngularVelocityZ,
+    ForceX,
+    ForceY,
+    ForceZ,
+    TorqueX,
+    TorqueY,
+    TorqueZ,
+    /// 1 while the actuators may be powered.
+    Enable,
+    Sequence,
+}
+
+/// One field of a report: `value = raw · scale` (in `unit`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Field<Q> {
+    pub quantity: Q,
+    /// Byte offset in the report, the report id byte included.
+    pub offset: usize,
+    #[serde(rename = "type")]
+    pub kind: FieldType,
+    #[serde(default = "one")]
+    pub scale: f64,
+    /// For people reading the profile; values are SI after `scale`.
+    #[serde(default)]
+    pub unit: String,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The layout of one report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportLayout<Q> {
+    /// First byte of every report (HID report id).
+    pub report_id: u8,
+    /// Bytes, the report id included.
+    pub length: usize,
+    pub fields: Vec<Field<Q>>,
+}
+
+/// A device profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceProfile {
+    pub vendor_id: u16,
+    pub product_id: u16,
+    /// HID usage page of the interface (vendor-defined: 0xFF00–0xFFFF).
+    #[serde(default)]
+    pub usage_page: Option<u16>,
+    pub spec: DeviceSpec,
+    pub input: ReportLayout<InputQuantity>,
+    pub output: ReportLayout<OutputQuantity>,
+}
+
+/// A profile that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("device profile {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("device profile {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("device profile {path}: {report} field {index} ({quantity}): {message}")]
+    Field {
+        path: PathBuf,
+        report: &'static str,
+        index: usize,
+        quantity: String,
+        message: String,
+    },
+    #[error("device profile {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl DeviceProfile {
+    /// Reads and validates a profile file.
+    pub fn load(path: &Path) -> Result<Self, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates profile text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ProfileError> {
+        let profile: DeviceProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
+            path: path.to_owned(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        profile.validate(path)?;
+        Ok(profile)
+    }
+
+    /// The profiles of a folder (`*.toml`), sorted by file name; the
+    /// folder's other files are ignored.
+    pub fn load_dir(dir: &Path) -> Result<Vec<(PathBuf, Self)>, ProfileError> {
+        let entries = std::fs::read_dir(dir).map_err(|source| ProfileError::Read {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|p| Self::load(&p).map(|profile| (p, profile)))
+            .collect()
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), ProfileError> {
+        let invalid = |message: String| ProfileError::Invalid {
+            path: path.to_owned(),
+            message,
+        };
+        let spec = &self.spec;
+        for (name, value) in [
+            ("spec.max_force_n", spec.max_force_n),
+            ("spec.max_torque_n_m", spec.max_torque_n_m),
+            ("spec.max_stiffness_n_m", spec.max_stiffness_n_m),
+            ("spec.max_damping_n_s_m", spec.max_damping_n_s_m),
+            ("spec.max_velocity_m_s", spec.max_velocity_m_s),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(invalid(format!("{name} = {value} must be positive")));
+            }
+        }
+        if !matches!(spec.dof_sensed, 3 | 6) || !matches!(spec.dof_actuated, 3 | 6) {
+            return Err(invalid(
+                "spec.dof_sensed and spec.dof_actuated must be 3 or 6".into(),
+            ));
+        }
+        validate_layout(&self.input, "input", path)?;
+        validate_layout(&self.output, "output", path)?;
+        Ok(())
+    }
+}
+
+fn validate_layout<Q: std::fmt::Debug + PartialEq>(
+    layout: &ReportLayout<Q>,
+    report: &'static str,
+    path: &Path,
+) -> Result<(), ProfileError> {
+    if !(2..=1024).contains(&layout.length) {
+        return Err(ProfileError::Invalid {
+            path: path.to_owned(),
+            message: format!("{report}.length = {} must be in 2..=1024", layout.length),
+        });
+    }
+    let mut used = vec![false; layout.length];
+    used[0] = true;
+    for (index, field) in layout.fields.iter().enumerate() {
+        let error = |message: String| ProfileError::Field {
+            path: path.to_owned(),
+            report,
+            index,
+            quantity: format!("{:?}", field.quantity),
+            message,
+        };
+        if !(field.scale.is_finite() && field.scale != 0.0) {
+            return Err(error(format!(
+                "scale {} must be finite and non-zero",
+                field.scale
+            )));
+        }
+        let end = field.offset + field.kind.size();
+        if field.offset == 0 || end > layout.length {
+            return Err(error(format!(
+                "bytes {}..{end} outside 1..{} (byte 0 is the report id)",
+                field.offset, layout.length
+            )));
+        }
+        if used[field.offset..end].iter().any(|&u| u) {
+            return Err(error(format!(
+                "bytes {}..{end} overlap another field",
+                field.offset
+            )));
+        }
+        used[field.offset..end].iter_mut().for_each(|u| *u = true);
+        if layout.fields[..index]
+            .iter()
+            .any(|f| f.quantity == field.quantity)
+        {
+            return Err(error("appears twice".into()));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,287 @@
+//! The recorder: a writer thread fed through bounded lock-free queues, so
+//! the haptic thread's `tick()` is one non-blocking push (a full queue
+//! drops the record and counts it).
+
+use super::{Event, SessionError, TickRecord, EVENT_SCHEMA, EVENT_TOPIC, TICK_SCHEMA, TICK_TOPIC};
+use crossbeam_queue::ArrayQueue;
+use std::collections::BTreeMap;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Ticks the queue holds: 4 s at 1 kHz.
+const TICK_QUEUE: usize = 4096;
+const EVENT_QUEUE: usize = 1024;
+/// A chunk is closed and flushed at least this often, so a crash loses at
+/// most this much of the log.
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// The writer thread's pause when the queues are empty.
+const IDLE: Duration = Duration::from_millis(2);
+
+struct Queues {
+    ticks: ArrayQueue<TickRecord>,
+    events: ArrayQueue<Event>,
+    dropped_ticks: AtomicU64,
+    dropped_events: AtomicU64,
+    stop: AtomicBool,
+    last_time_s: AtomicU64,
+}
+
+/// The producer side, cheap to clone; safe to call from the haptic thread.
+#[derive(Clone)]
+pub struct RecorderHandle {
+    queues: Arc<Queues>,
+}
+
+impl RecorderHandle {
+    /// Queues a tick; `false` (and a counted drop) if the queue is full.
+    pub fn tick(&self, record: TickRecord) -> bool {
+        self.queues
+            .last_time_s
+            .store(record.time_s.to_bits(), Ordering::Relaxed);
+        let queued = self.queues.ticks.push(record).is_ok();
+        if !queued {
+            self.queues.dropped_ticks.fetch_add(1, Ordering::Relaxed);
+        }
+        queued
+    }
+
+    /// Queues an event; `false` (and a counted drop) if the queue is full.
+    pub fn event(&self, event: Event) -> bool {
+        let queued = self.queues.events.push(event).is_ok();
+        if !queued {
+            self.queues.dropped_events.fetch_add(1, Ordering::Relaxed);
+        }
+        queued
+    }
+}
+
+/// What the recorder wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RecorderStats {
+    pub ticks: u64,
+    pub events: u64,
+    pub dropped_ticks: u64,
+    pub dropped_events: u64,
+    pub chunks_flushed: u64,
+}
+
+/// A session log being written.
+pub struct Recorder {
+    path: PathBuf,
+    handle: RecorderHandle,
+    thread: Option<JoinHandle<Result<RecorderStats, SessionError>>>,
+}
+
+impl Recorder {
+    /// Creates `path` and starts the writer thread; `config` is logged as
+    /// the first event.
+    pub fn create(path: &Path, config: serde_json::Value) -> Result<Self, SessionError> {
+        let io = |e: &dyn std::fmt::Display| SessionError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| io(&e))?;
+        }
+        let file = std::fs::File::create(path).map_err(|e| io(&e))?;
+        let queues = Arc::new(Queues {
+            ticks: ArrayQueue::new(TICK_QUEUE),
+            events: ArrayQueue::new(EVENT_QUEUE),
+            dropped_ticks: AtomicU64::new(0),
+            dropped_events: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            last_time_s: AtomicU64::new(0f64.to_bits()),
+        });
+        let handle = RecorderHandle {
+            queues: Arc::clone(&queues),
+        };
+        handle.event(Event::Configuration {
+            time_s: 0.0,
+            config,
+        });
+        let name = path.display().to_string();
+        let thread = std::thread::Builder::new()
+            .name("tessera-log".into())
+            .spawn(move || write_loop(BufWriter::new(file), &queues, &name))
+            .map_err(|e| io(&e))?;
+        Ok(Self {
+            path: path.to_owned(),
+            handle,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn handle(&self) -> RecorderHandle {
+        self.handle.clone()
+    }
+
+    /// Drains the queues, writes the end of session and the summary.
+    pub fn finish(mut self) -> Result<RecorderStats, SessionError> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Result<RecorderStats, SessionError> {
+        self.handle.queues.stop.store(true, Ordering::Release);
+        match self.thread.take() {
+            Some(thread) => thread.join().unwrap_or_else(|_| {
+                Err(SessionError::Io {
+                    path: self.path.display().to_string(),
+                    message: "log writer thread panicked".into(),
+                })
+            }),
+            None => Ok(RecorderStats::default()),
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            tracing::error!("{e}");
+        }
+    }
+}
+
+fn write_loop(
+    file: BufWriter<std::fs::File>,
+    queues: &Queues,
+    name: &str,
+) -> Result<RecorderStats, SessionError> {
+    let format = |e: mcap::McapError| SessionError::Io {
+        path: name.to_owned(),
+        message: e.to_string(),
+    };
+    let options = mcap::WriteOptions::new()
+        .compression(None)
+        .profile("tessera");
+    let mut writer = mcap::Writer::with_options(file, options).map_err(format)?;
+    let tick_schema = writer
+        .add_schema("tessera.TickRecord", "jsonschema", TICK_SCHEMA.as_bytes())
+        .map_err(format)?;
+    let event_schema = writer
+        .add_schema("tessera.Event", "jsonschema", EVENT_SCHEMA.as_bytes())
+        .map_err(format)?;
+    let metadata = BTreeMap::new();
+    let tick_channel = writer
+        .add_channel(tick_schema, TICK_TOPIC, "json", &metadata)
+        .map_err(format)?;
+    let event_channel = writer
+        .add_channel(event_schema, EVENT_TOPIC, "json", &metadata)
+        .map_err(format)?;
+    let mut stats = RecorderStats::default();
+    let mut buffer = Vec::with_capacity(1024);
+    let mut last_flush = Instant::now();
+    let mut reported_drops = (0u64, 0u64);
+    let write = |writer: &mut mcap::Writer<_>,
+                 channel: u16,
+                 sequence: u64,
+                 time_s: f64,
+                 buffer: &[u8]|
+     -> Result<(), SessionError> {
+        let log_time = (time_s.max(0.0) * 1e9) as u64;
+        writer
+            .write_to_known_channel(
+                &mcap::records::MessageHeader {
+                    channel_id: channel,
+                    sequence: sequence as u32,
+                    log_time,
+                    publish_time: log_time,
+                },
+                buffer,
+            )
+            .map_err(format)
+    };
+    loop {
+        let stopping = queues.stop.load(Ordering::Acquire);
+        let mut wrote = false;
+        // Events first: an event logged at a tick precedes that tick's
+        // successors in the file even if it was queued a little later.
+        while let Some(event) = queues.events.pop() {
+            buffer.clear();
+            serde_json::to_writer(&mut buffer, &event).map_err(|e| SessionError::Io {
+                path: name.to_owned(),
+                message: e.to_string(),
+            })?;
+            write(
+                &mut writer,
+                event_channel,
+                stats.events,
+                event.time_s(),
+                &buffer,
+            )?;
+            stats.events += 1;
+            wrote = true;
+        }
+        while let Some(tick) = queues.ticks.pop() {
+            buffer.clear();
+            serde_json::to_writer(&mut buffer, &tick).map_err(|e| SessionError::Io {
+                path: name.to_owned(),
+                message: e.to_string(),
+            })?;
+            write(&mut writer, tick_channel, stats.ticks, tick.time_s, &buffer)?;
+            stats.ticks += 1;
+            wrote = true;
+        }
+        let drops = (
+            queues.dropped_ticks.load(Ordering::Relaxed),
+            queues.dropped_events.load(Ordering::Relaxed),
+        );
+        if drops != reported_drops {
+            let time_s = f64::from_bits(queues.last_time_s.load(Ordering::Relaxed));
+            let event = Event::Dropped {
+                time_s,
+                ticks: drops.0 - reported_drops.0,
+                events: drops.1 - reported_drops.1,
+            };
+            tracing::warn!(
+                "session log: dropped {} tick(s) and {} event(s) (queue full)",
+                drops.0 - reported_drops.0,
+                drops.1 - reported_drops.1
+            );
+            buffer.clear();
+            serde_json::to_writer(&mut buffer, &event).expect("plain event serialises");
+            write(&mut writer, event_channel, stats.events, time_s, &buffer)?;
+            stats.events += 1;
+            reported_drops = drops;
+        }
+        if last_flush.elapsed() >= FLUSH_EVERY {
+            writer.flush().map_err(format)?;
+            stats.chunks_flushed += 1;
+            last_flush = Instant::now();
+        }
+        if stopping && queues.ticks.is_empty() && queues.events.is_empty() {
+            break;
+        }
+        if !wrote {
+            std::thread::sleep(IDLE);
+        }
+    }
+    stats.dropped_ticks = reported_drops.0;
+    stats.dropped_events = reported_drops.1;
+    let end = Event::SessionEnd {
+        time_s: f64::from_bits(queues.last_time_s.load(Ordering::Relaxed)),
+        ticks: stats.ticks,
+        dropped_ticks: stats.dropped_ticks,
+        dropped_events: stats.dropped_events,
+    };
+    buffer.clear();
+    serde_json::to_writer(&mut buffer, &end).expect("plain event serialises");
+    write(
+        &mut writer,
+        event_channel,
+        stats.events,
+        end.time_s(),
+        &buffer,
+    )?;
+    stats.events += 1;
+    writer.finish().map_err(format)?;
+    Ok(stats)
+}
