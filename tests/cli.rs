@@ -266,3 +266,48 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("the point needs 3 numbers"));
 }
+
+#[test]
+fn log_device_writes_a_log_that_log_info_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.mcap");
+    let file = file.to_str().unwrap();
+    let out = tessera(&["log", "device", file, "--seconds", "0.5"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tessera(&["log", "info", file, "--json"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["ticks"], 500);
+    assert_eq!(info["complete"], true);
+    assert_eq!(info["events"]["configuration"], 1);
+    let out = tessera(&["log", "info", "/nonexistent.mcap"], dir.path());
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.mcap"));
+}
+
+#[test]
+fn devices_lists_the_shipped_profiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tessera(&["devices", "--json"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = json["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"tessera open arm") && names.contains(&"tessera simulated arm"));
+}
