@@ -117,3 +117,26 @@ proptest! {
         let _ = SessionReader::from_bytes(&bytes, "mutated.mcap");
     }
 }
+
+#[test]
+fn a_logged_hand_path_drives_the_simulated_arm_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.mcap");
+    let recorder = Recorder::create(&path, serde_json::json!({})).unwrap();
+    let handle = recorder.handle();
+    for k in 0..200u64 {
+        let t = k as f64 * 1e-3;
+        handle.tick(TickRecord {
+            tick: k,
+            time_s: t,
+            hand_position_m: [0.0, 0.0, 0.05 - 0.1 * t],
+            ..TickRecord::default()
+        });
+    }
+    recorder.finish().unwrap();
+    let hand = SessionReader::open(&path).unwrap().hand_trajectory();
+    let (p, v) = hand.at(0.1005);
+    assert!((p.z - (0.05 - 0.01005)).abs() < 1e-12);
+    assert!((v.z + 0.1).abs() < 1e-9);
+    assert!((hand.duration_s() - 0.199).abs() < 1e-12);
+}

@@ -93,6 +93,15 @@ impl SessionReader {
         })
     }
 
+    /// The recorded hand path (simulated-device sessions), to drive the
+    /// simulated arm again in a replay.
+    pub fn hand_trajectory(&self) -> crate::device::HandTrajectory {
+        crate::device::HandTrajectory::from_samples(
+            self.ticks()
+                .map(|t| (t.time_s, nalgebra::Vector3::from(t.hand_position_m))),
+        )
+    }
+
     /// Duration, counts and events of the log.
     pub fn summary(&self) -> LogSummary {
         let mut ticks = 0u64;
