@@ -254,10 +254,7 @@ fn a_fragment_breaks_again_only_within_its_own_tets() {
         &FractureSettings::default(),
     );
     let pieces = b.fragments();
-    let largest = pieces
-        .iter()
-        .max_by(|a, c| a.volume_m3.total_cmp(&c.volume_m3))
-        .unwrap();
+    let largest = largest(&pieces);
     let mut piece = b.fragment_body(largest);
     let before = piece.state().clone();
     // Strike the piece hard at the centroid of its intact top.
@@ -297,10 +294,7 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
         &FractureSettings::default(),
     );
     let pieces = b.fragments();
-    let largest = pieces
-        .iter()
-        .max_by(|a, c| a.volume_m3.total_cmp(&c.volume_m3))
-        .unwrap();
+    let largest = largest(&pieces);
     assert!(b.own_basis_job(largest, 7, usize::MAX).is_none());
     let job = b.own_basis_job(largest, 7, 100).expect("large piece");
     assert!(job.mesh.tet_count() <= largest.tets.len());
@@ -322,4 +316,11 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
     // The piece as a body of its own breaks like any body.
     let own = BreakableBody::new(result.mesh, material, basis, 8);
     assert_eq!(own.fragments().len(), 1);
+}
+
+fn largest(pieces: &[Fragment]) -> &Fragment {
+    pieces
+        .iter()
+        .max_by(|a, c| a.volume_m3.total_cmp(&c.volume_m3))
+        .expect("a body has at least one fragment")
 }

@@ -55,18 +55,7 @@ impl ReportCodec {
     /// absent orientation is the identity).
     pub fn decode(&self, report: &[u8]) -> Result<Decoded, CodecError> {
         let layout = &self.input;
-        if report.len() != layout.length {
-            return Err(CodecError::Length {
-                got: report.len(),
-                expected: layout.length,
-            });
-        }
-        if report[0] != layout.report_id {
-            return Err(CodecError::ReportId {
-                got: report[0],
-                expected: layout.report_id,
-            });
-        }
+        check_header(layout, report)?;
         let mut state = DeviceState::default();
         let mut status = 0u32;
         let mut quaternion = [1.0, 0.0, 0.0, 0.0];
@@ -128,9 +117,7 @@ impl ReportCodec {
         report: &mut Vec<u8>,
     ) {
         let layout = &self.output;
-        report.clear();
-        report.resize(layout.length, 0);
-        report[0] = layout.report_id;
+        start_report(layout, report);
         let zero = Vector3::zeros();
         let (goal_p, goal_q, goal_v, goal_w, force, torque) = match command {
             DeviceCommand::Goal {
@@ -190,9 +177,7 @@ impl ReportCodec {
     /// in-memory devices, and golden tests).
     pub fn encode_state(&self, state: &DeviceState, status: u32, report: &mut Vec<u8>) {
         let layout = &self.input;
-        report.clear();
-        report.resize(layout.length, 0);
-        report[0] = layout.report_id;
+        start_report(layout, report);
         let q = state.orientation;
         for field in &layout.fields {
             let value = match field.quantity {
@@ -228,18 +213,7 @@ impl ReportCodec {
     /// sequence): what a device would see. Goal fields present → `Goal`.
     pub fn decode_command(&self, report: &[u8]) -> Result<(DeviceCommand, bool, u32), CodecError> {
         let layout = &self.output;
-        if report.len() != layout.length {
-            return Err(CodecError::Length {
-                got: report.len(),
-                expected: layout.length,
-            });
-        }
-        if report[0] != layout.report_id {
-            return Err(CodecError::ReportId {
-                got: report[0],
-                expected: layout.report_id,
-            });
-        }
+        check_header(layout, report)?;
         let (mut p, mut v, mut w, mut f, mut t) = (
             Vector3::zeros(),
             Vector3::zeros(),
@@ -299,6 +273,31 @@ impl ReportCodec {
         };
         Ok((command, enable, sequence))
     }
+}
+
+/// The length and report id every report of `layout` has.
+fn check_header<Q>(layout: &ReportLayout<Q>, report: &[u8]) -> Result<(), CodecError> {
+    if report.len() != layout.length {
+        return Err(CodecError::Length {
+            got: report.len(),
+            expected: layout.length,
+        });
+    }
+    if report[0] != layout.report_id {
+        return Err(CodecError::ReportId {
+            got: report[0],
+            expected: layout.report_id,
+        });
+    }
+    Ok(())
+}
+
+/// `report` zeroed to `layout`'s length, its report id set (no allocation
+/// once it has the capacity).
+fn start_report<Q>(layout: &ReportLayout<Q>, report: &mut Vec<u8>) {
+    report.clear();
+    report.resize(layout.length, 0);
+    report[0] = layout.report_id;
 }
 
 fn input_name(q: In) -> &'static str {

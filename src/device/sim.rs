@@ -9,7 +9,9 @@
 //! torques are ignored (the tile and plate tasks need a ball, not a tool).
 
 use super::hand::HandTrajectory;
-use super::{ControlMode, Device, DeviceCommand, DeviceError, DeviceSpec, DeviceState};
+use super::{
+    ControlMode, Device, DeviceCommand, DeviceError, DeviceProfile, DeviceSpec, DeviceState,
+};
 use nalgebra::Vector3;
 
 /// Physical constants of the simulated arm and hand.
@@ -42,25 +44,18 @@ impl Default for ArmModel {
     }
 }
 
-/// The spec of the simulated admittance arm (`devices/sim-arm.toml`
-/// describes the same device).
+/// The profile of the simulated arm, `devices/sim-arm.toml`, built in.
+pub fn sim_arm_profile() -> DeviceProfile {
+    DeviceProfile::parse(
+        include_str!("../../devices/sim-arm.toml"),
+        std::path::Path::new("devices/sim-arm.toml"),
+    )
+    .expect("the shipped sim-arm profile is valid (checked by the tests)")
+}
+
+/// The spec of the simulated admittance arm (from its profile).
 pub fn sim_arm_spec() -> DeviceSpec {
-    DeviceSpec {
-        name: "tessera simulated arm".into(),
-        control: ControlMode::Admittance,
-        dof_sensed: 6,
-        dof_actuated: 3,
-        workspace: super::Workspace::Box {
-            half_extents_m: [0.2, 0.2, 0.2],
-        },
-        max_force_n: 40.0,
-        max_torque_n_m: 2.0,
-        max_stiffness_n_m: 5000.0,
-        max_damping_n_s_m: 50.0,
-        max_angular_stiffness_n_m_rad: 20.0,
-        max_angular_damping_n_m_s_rad: 0.5,
-        max_velocity_m_s: 5.0,
-    }
+    sim_arm_profile().spec
 }
 
 /// A simulated arm with a scripted hand.

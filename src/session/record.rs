@@ -150,44 +150,72 @@ impl Drop for Recorder {
     }
 }
 
-fn write_loop(
-    file: BufWriter<std::fs::File>,
-    queues: &Queues,
-    name: &str,
-) -> Result<RecorderStats, SessionError> {
-    let format = |e: mcap::McapError| SessionError::Io {
-        path: name.to_owned(),
-        message: e.to_string(),
-    };
-    let options = mcap::WriteOptions::new()
-        .compression(None)
-        .profile("tessera");
-    let mut writer = mcap::Writer::with_options(file, options).map_err(format)?;
-    let tick_schema = writer
-        .add_schema("tessera.TickRecord", "jsonschema", TICK_SCHEMA.as_bytes())
-        .map_err(format)?;
-    let event_schema = writer
-        .add_schema("tessera.Event", "jsonschema", EVENT_SCHEMA.as_bytes())
-        .map_err(format)?;
-    let metadata = BTreeMap::new();
-    let tick_channel = writer
-        .add_channel(tick_schema, TICK_TOPIC, "json", &metadata)
-        .map_err(format)?;
-    let event_channel = writer
-        .add_channel(event_schema, EVENT_TOPIC, "json", &metadata)
-        .map_err(format)?;
-    let mut stats = RecorderStats::default();
-    let mut buffer = Vec::with_capacity(1024);
-    let mut last_flush = Instant::now();
-    let mut reported_drops = (0u64, 0u64);
-    let write = |writer: &mut mcap::Writer<_>,
-                 channel: u16,
-                 sequence: u64,
-                 time_s: f64,
-                 buffer: &[u8]|
-     -> Result<(), SessionError> {
+/// The MCAP writer with the two channels and a reused serialisation buffer.
+struct LogWriter<'a> {
+    writer: mcap::Writer<BufWriter<std::fs::File>>,
+    tick_channel: u16,
+    event_channel: u16,
+    buffer: Vec<u8>,
+    stats: RecorderStats,
+    name: &'a str,
+}
+
+impl<'a> LogWriter<'a> {
+    fn new(file: BufWriter<std::fs::File>, name: &'a str) -> Result<Self, SessionError> {
+        let options = mcap::WriteOptions::new()
+            .compression(None)
+            .profile("tessera");
+        let format = |e| mcap_error(name, e);
+        let mut writer = mcap::Writer::with_options(file, options).map_err(format)?;
+        let tick_schema = writer
+            .add_schema("tessera.TickRecord", "jsonschema", TICK_SCHEMA.as_bytes())
+            .map_err(format)?;
+        let event_schema = writer
+            .add_schema("tessera.Event", "jsonschema", EVENT_SCHEMA.as_bytes())
+            .map_err(format)?;
+        let metadata = BTreeMap::new();
+        let tick_channel = writer
+            .add_channel(tick_schema, TICK_TOPIC, "json", &metadata)
+            .map_err(format)?;
+        let event_channel = writer
+            .add_channel(event_schema, EVENT_TOPIC, "json", &metadata)
+            .map_err(format)?;
+        Ok(Self {
+            writer,
+            tick_channel,
+            event_channel,
+            buffer: Vec::with_capacity(1024),
+            stats: RecorderStats::default(),
+            name,
+        })
+    }
+
+    fn tick(&mut self, tick: &TickRecord) -> Result<(), SessionError> {
+        self.write(self.tick_channel, self.stats.ticks, tick.time_s, tick)?;
+        self.stats.ticks += 1;
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event) -> Result<(), SessionError> {
+        self.write(self.event_channel, self.stats.events, event.time_s(), event)?;
+        self.stats.events += 1;
+        Ok(())
+    }
+
+    fn write(
+        &mut self,
+        channel: u16,
+        sequence: u64,
+        time_s: f64,
+        value: &impl serde::Serialize,
+    ) -> Result<(), SessionError> {
+        self.buffer.clear();
+        serde_json::to_writer(&mut self.buffer, value).map_err(|e| SessionError::Io {
+            path: self.name.to_owned(),
+            message: e.to_string(),
+        })?;
         let log_time = (time_s.max(0.0) * 1e9) as u64;
-        writer
+        self.writer
             .write_to_known_channel(
                 &mcap::records::MessageHeader {
                     channel_id: channel,
@@ -195,39 +223,38 @@ fn write_loop(
                     log_time,
                     publish_time: log_time,
                 },
-                buffer,
+                &self.buffer,
             )
-            .map_err(format)
-    };
+            .map_err(|e| mcap_error(self.name, e))
+    }
+}
+
+fn mcap_error(name: &str, e: mcap::McapError) -> SessionError {
+    SessionError::Io {
+        path: name.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+fn write_loop(
+    file: BufWriter<std::fs::File>,
+    queues: &Queues,
+    name: &str,
+) -> Result<RecorderStats, SessionError> {
+    let mut log = LogWriter::new(file, name)?;
+    let mut last_flush = Instant::now();
+    let mut reported_drops = (0u64, 0u64);
     loop {
         let stopping = queues.stop.load(Ordering::Acquire);
         let mut wrote = false;
         // Events first: an event logged at a tick precedes that tick's
         // successors in the file even if it was queued a little later.
         while let Some(event) = queues.events.pop() {
-            buffer.clear();
-            serde_json::to_writer(&mut buffer, &event).map_err(|e| SessionError::Io {
-                path: name.to_owned(),
-                message: e.to_string(),
-            })?;
-            write(
-                &mut writer,
-                event_channel,
-                stats.events,
-                event.time_s(),
-                &buffer,
-            )?;
-            stats.events += 1;
+            log.event(&event)?;
             wrote = true;
         }
         while let Some(tick) = queues.ticks.pop() {
-            buffer.clear();
-            serde_json::to_writer(&mut buffer, &tick).map_err(|e| SessionError::Io {
-                path: name.to_owned(),
-                message: e.to_string(),
-            })?;
-            write(&mut writer, tick_channel, stats.ticks, tick.time_s, &buffer)?;
-            stats.ticks += 1;
+            log.tick(&tick)?;
             wrote = true;
         }
         let drops = (
@@ -235,26 +262,20 @@ fn write_loop(
             queues.dropped_events.load(Ordering::Relaxed),
         );
         if drops != reported_drops {
-            let time_s = f64::from_bits(queues.last_time_s.load(Ordering::Relaxed));
-            let event = Event::Dropped {
-                time_s,
-                ticks: drops.0 - reported_drops.0,
-                events: drops.1 - reported_drops.1,
-            };
+            let (ticks, events) = (drops.0 - reported_drops.0, drops.1 - reported_drops.1);
             tracing::warn!(
-                "session log: dropped {} tick(s) and {} event(s) (queue full)",
-                drops.0 - reported_drops.0,
-                drops.1 - reported_drops.1
+                "session log: dropped {ticks} tick(s) and {events} event(s) (queue full)"
             );
-            buffer.clear();
-            serde_json::to_writer(&mut buffer, &event).expect("plain event serialises");
-            write(&mut writer, event_channel, stats.events, time_s, &buffer)?;
-            stats.events += 1;
+            log.event(&Event::Dropped {
+                time_s: f64::from_bits(queues.last_time_s.load(Ordering::Relaxed)),
+                ticks,
+                events,
+            })?;
             reported_drops = drops;
         }
         if last_flush.elapsed() >= FLUSH_EVERY {
-            writer.flush().map_err(format)?;
-            stats.chunks_flushed += 1;
+            log.writer.flush().map_err(|e| mcap_error(name, e))?;
+            log.stats.chunks_flushed += 1;
             last_flush = Instant::now();
         }
         if stopping && queues.ticks.is_empty() && queues.events.is_empty() {
@@ -264,24 +285,14 @@ fn write_loop(
             std::thread::sleep(IDLE);
         }
     }
-    stats.dropped_ticks = reported_drops.0;
-    stats.dropped_events = reported_drops.1;
-    let end = Event::SessionEnd {
+    log.stats.dropped_ticks = reported_drops.0;
+    log.stats.dropped_events = reported_drops.1;
+    log.event(&Event::SessionEnd {
         time_s: f64::from_bits(queues.last_time_s.load(Ordering::Relaxed)),
-        ticks: stats.ticks,
-        dropped_ticks: stats.dropped_ticks,
-        dropped_events: stats.dropped_events,
-    };
-    buffer.clear();
-    serde_json::to_writer(&mut buffer, &end).expect("plain event serialises");
-    write(
-        &mut writer,
-        event_channel,
-        stats.events,
-        end.time_s(),
-        &buffer,
-    )?;
-    stats.events += 1;
-    writer.finish().map_err(format)?;
-    Ok(stats)
+        ticks: log.stats.ticks,
+        dropped_ticks: reported_drops.0,
+        dropped_events: reported_drops.1,
+    })?;
+    log.writer.finish().map_err(|e| mcap_error(name, e))?;
+    Ok(log.stats)
 }
