@@ -11,3 +11,4 @@ pub mod fracture;
 pub mod mesh;
 pub mod modal;
 pub mod session;
+pub mod world;

@@ -7,6 +7,7 @@ mod fracture_cmd;
 mod log_cmd;
 mod mesh_cmd;
 mod modes;
+mod scene_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -42,6 +43,10 @@ enum Command {
     Devices(devices_cmd::Args),
     /// Session logs (MCAP).
     Log(log_cmd::Args),
+    /// Drops a body onto another in a scene (default: the ball onto the tile).
+    Drop(scene_cmd::DropArgs),
+    /// Runs any scene headless; step-time statistics and fracture events.
+    Run(scene_cmd::RunArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -66,6 +71,8 @@ pub fn main() -> ExitCode {
         Command::Fracture(args) => fracture_cmd::run(args, &cli),
         Command::Devices(args) => devices_cmd::run(args),
         Command::Log(args) => log_cmd::run(args),
+        Command::Drop(args) => scene_cmd::drop(args, &cli),
+        Command::Run(args) => scene_cmd::run(args, &cli),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,10 @@
 
 mod error;
 mod material;
+mod scene;
 
 pub use error::ConfigError;
 pub use material::{Material, MaterialLibrary, BUILTIN_MATERIALS_PATH};
+pub use scene::{
+    ArraySpec, BodyKind, BodySpec, DropSpec, Scene, ShapeSpec, WorldSettings, SCENES_DIR,
+};

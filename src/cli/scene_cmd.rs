@@ -1,0 +1,271 @@
+//! `tessera drop` and `tessera run`: headless runs of scenes.
+
+use super::{material_library, Cli};
+use anyhow::{bail, Context};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tessera::config::{Scene, SCENES_DIR};
+use tessera::modal::{default_cache_dir, ModalCache};
+use tessera::world::{drop_run, DropRun, FractureEvent, FrameOutput, SceneAssets, World};
+
+/// A scene file, or the name of a shipped scene (`tile-on-supports`).
+fn scene_path(scene: &str) -> anyhow::Result<PathBuf> {
+    let given = Path::new(scene);
+    if given.is_file() {
+        return Ok(given.to_path_buf());
+    }
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join(SCENES_DIR);
+    let name = scene.strip_suffix(".toml").unwrap_or(scene);
+    let candidate = shipped.join(format!("{name}.toml"));
+    if candidate.is_file() {
+        return Ok(candidate);
+    }
+    let known: Vec<String> = std::fs::read_dir(&shipped)
+        .map(|dir| {
+            let mut names: Vec<String> = dir
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect();
+            names.sort();
+            names
+        })
+        .unwrap_or_default();
+    bail!("no scene file `{scene}` (shipped scenes: {})", known.join(", "))
+}
+
+/// Loads a scene, optionally sets its array count, and prepares its assets
+/// (modal analyses, cached on disk) with progress on stderr.
+fn load(scene: &str, count: Option<usize>, cli: &Cli) -> anyhow::Result<(Scene, SceneAssets)> {
+    let mut scene = Scene::load(&scene_path(scene)?)?;
+    if let Some(count) = count {
+        scene.set_array_count(count)?;
+    }
+    let library = material_library(cli)?;
+    let cache = ModalCache::new(default_cache_dir());
+    let bar = indicatif::ProgressBar::new_spinner();
+    let assets = SceneAssets::load(&scene, &library, Some(&cache), &|body| {
+        bar.set_message(format!("modal analysis of `{body}`"));
+        bar.tick();
+    })?;
+    bar.finish_and_clear();
+    Ok((scene, assets))
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DropArgs {
+    /// Scene file or shipped scene name; it needs a [drop] table.
+    #[arg(long, default_value = "tile-on-supports")]
+    pub scene: String,
+    /// Release height (m) above the target's top.
+    #[arg(long, conflicts_with = "heights", required_unless_present = "heights")]
+    pub height: Option<f64>,
+    /// Heights FROM:TO:STEP (m), inclusive.
+    #[arg(long)]
+    pub heights: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Write an OBJ frame of the whole scene every 10 ms (one subdirectory
+    /// per height) for ParaView.
+    #[arg(long, value_name = "DIR")]
+    pub frames: Option<PathBuf>,
+}
+
+fn parse_heights(text: &str) -> anyhow::Result<Vec<f64>> {
+    let parts: Vec<f64> = text
+        .split(':')
+        .map(|p| p.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("--heights `{text}`: expected FROM:TO:STEP in metres"))?;
+    let [from, to, step] = parts[..] else {
+        bail!("--heights `{text}`: expected FROM:TO:STEP, got {} part(s)", parts.len());
+    };
+    if !(from.is_finite() && to.is_finite() && step.is_finite() && step > 0.0 && from >= 0.0 && to >= from) {
+        bail!("--heights `{text}`: need 0 ≤ FROM ≤ TO and STEP > 0");
+    }
+    let count = ((to - from) / step + 1e-9).floor() as usize + 1;
+    if count > 10_000 {
+        bail!("--heights `{text}`: {count} runs is too many");
+    }
+    Ok((0..count).map(|i| from + i as f64 * step).collect())
+}
+
+#[derive(Serialize)]
+struct DropReport<'a> {
+    scene: String,
+    seed: u64,
+    runs: &'a [DropRun],
+}
+
+pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
+    let heights = match (&args.heights, args.height) {
+        (Some(text), _) => parse_heights(text)?,
+        (None, Some(h)) => vec![h],
+        (None, None) => bail!("give --height or --heights"),
+    };
+    let (scene, assets) = load(&args.scene, None, cli)?;
+    let bar = indicatif::ProgressBar::new(heights.len() as u64);
+    let mut runs = Vec::with_capacity(heights.len());
+    for &height in &heights {
+        bar.set_message(format!("drop from {height} m"));
+        let dir = args.frames.as_ref().map(|d| d.join(format!("h{height:.3}")));
+        if let Some(dir) = &dir {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let frames = dir.as_deref().map(|dir| FrameOutput {
+            dir,
+            every_steps: (0.01 / scene.world.time_step_s).round().max(1.0) as u64,
+        });
+        runs.push(drop_run(&scene, &assets, height, args.seed, frames.as_ref())?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if args.json {
+        let report = DropReport {
+            scene: scene.path.display().to_string(),
+            seed: args.seed,
+            runs: &runs,
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("scene {} (seed {})", scene.path.display(), args.seed);
+    println!("height_m  broke  at_s     fragments  crack_area_m2  peak_impulse_N·s  step_mean_ms  step_max_ms");
+    for r in &runs {
+        println!(
+            "{:8.3}  {:5}  {:7}  {:9}  {:13.3e}  {:16.4}  {:12.3}  {:11.3}",
+            r.height_m,
+            r.broke,
+            r.break_time_s.map_or("-".into(), |t| format!("{t:.4}")),
+            r.fragments,
+            r.crack_area_m2,
+            r.peak_contact_impulse_n_s,
+            r.milliseconds.step_mean,
+            r.milliseconds.step_max,
+        );
+    }
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Scene file or shipped scene name.
+    #[arg(long)]
+    pub scene: String,
+    /// Simulated time (s).
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// Count of the scene's arrayed body (e.g. the cubes of `cube-basin`).
+    #[arg(long)]
+    pub count: Option<usize>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Step-time statistics (ms).
+#[derive(Debug, Serialize)]
+pub struct StepStats {
+    pub steps: usize,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl StepStats {
+    pub fn from_ms(mut samples: Vec<f64>) -> Self {
+        samples.sort_by(f64::total_cmp);
+        let n = samples.len();
+        let at = |q: f64| {
+            if n == 0 {
+                0.0
+            } else {
+                samples[((q * (n - 1) as f64).round() as usize).min(n - 1)]
+            }
+        };
+        Self {
+            steps: n,
+            mean: samples.iter().sum::<f64>() / n.max(1) as f64,
+            p50: at(0.5),
+            p99: at(0.99),
+            max: at(1.0),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct RunReport<'a> {
+    scene: String,
+    seconds: f64,
+    bodies_start: usize,
+    bodies_end: usize,
+    step_ms: StepStats,
+    /// Wall time of the whole run (s).
+    wall_s: f64,
+    fracture_events: &'a [FractureEvent],
+    state_hash: String,
+}
+
+pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
+    if !(args.seconds.is_finite() && args.seconds > 0.0) {
+        bail!("--seconds must be positive, got {}", args.seconds);
+    }
+    let (scene, assets) = load(&args.scene, args.count, cli)?;
+    let mut world = World::from_scene(&scene, &assets, args.seed)?;
+    let bodies_start = world.body_count();
+    let steps = (args.seconds / scene.world.time_step_s).round().max(1.0) as usize;
+    let bar = indicatif::ProgressBar::new(steps as u64);
+    let mut samples = Vec::with_capacity(steps);
+    let start = Instant::now();
+    for _ in 0..steps {
+        let report = world.step();
+        samples.push(report.physics_ms + report.fracture_ms);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let report = RunReport {
+        scene: scene.path.display().to_string(),
+        seconds: world.time_s(),
+        bodies_start,
+        bodies_end: world.body_count(),
+        step_ms: StepStats::from_ms(samples),
+        wall_s: start.elapsed().as_secs_f64(),
+        fracture_events: world.events(),
+        state_hash: format!("{:016x}", world.state_hash()),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!(
+        "scene {}: {:.3} s simulated in {:.2} s, bodies {} → {}",
+        report.scene, report.seconds, report.wall_s, report.bodies_start, report.bodies_end
+    );
+    let s = &report.step_ms;
+    println!(
+        "step time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}, max {:.3} over {} steps",
+        s.mean, s.p50, s.p99, s.max, s.steps
+    );
+    println!("fracture events: {}", report.fracture_events.len());
+    for e in report.fracture_events {
+        println!(
+            "  t = {:.4} s  {} ({:?}): {} crack(s), {:.3e} m², {} fragment(s), {} debris, {:.2} ms",
+            e.time_s,
+            e.name,
+            e.kind,
+            e.cracks,
+            e.crack_area_m2,
+            e.fragments.len(),
+            e.debris,
+            e.fracture_ms + e.insertion_ms
+        );
+    }
+    println!("state hash {}", report.state_hash);
+    Ok(())
+}

@@ -1,0 +1,386 @@
+//! Scenes (`configs/scenes/*.toml`): world settings and bodies.
+//!
+//! All lengths are in metres here; the world converts them to its length
+//! unit (`z_fact` metres per unit) when it builds the rapier bodies.
+
+use super::ConfigError;
+use crate::mesh::MeshSpec;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Where the shipped scenes live, relative to the crate root.
+pub const SCENES_DIR: &str = "configs/scenes";
+
+/// A scene as read from a TOML file, validated.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scene {
+    #[serde(default)]
+    pub world: WorldSettings,
+    /// The bodies, in insertion order (which fixes the simulation's order).
+    #[serde(rename = "body", default)]
+    pub bodies: Vec<BodySpec>,
+    /// What `tessera drop` drops onto what.
+    #[serde(default)]
+    pub drop: Option<DropSpec>,
+    /// The file the scene was read from (set by [`Scene::parse`]).
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+/// Simulation settings of a scene.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorldSettings {
+    pub gravity_m_s2: [f64; 3],
+    /// One simulation length unit is `z_fact` metres (Glondu §4.3.2.1).
+    pub z_fact: f64,
+    pub time_step_s: f64,
+    /// Elastic modes of the modal basis of every breakable body.
+    pub modes: usize,
+    /// Fragments smaller than this are removed as debris (their mass is
+    /// counted in the fracture event).
+    pub debris_volume_m3: f64,
+    /// Fragments with fewer intact tets than this become plain rigid bodies.
+    pub breakable_min_tets: usize,
+    /// A contact whose normal approach speed before the step exceeds this is
+    /// an impact; slower ones are resting contacts.
+    pub impact_speed_m_s: f64,
+    /// Least simulated time between two quasi-static checks of one body.
+    pub static_check_interval_s: f64,
+    /// Rapier solver iterations per step.
+    pub solver_iterations: usize,
+}
+
+impl Default for WorldSettings {
+    fn default() -> Self {
+        Self {
+            gravity_m_s2: [0.0, 0.0, -9.81],
+            z_fact: 1.0,
+            time_step_s: 1e-3,
+            modes: 60,
+            debris_volume_m3: 1e-8,
+            breakable_min_tets: 12,
+            impact_speed_m_s: 0.1,
+            static_check_interval_s: 0.02,
+            solver_iterations: 4,
+        }
+    }
+}
+
+/// Static bodies never move; dynamic bodies follow the dynamics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyKind {
+    Static,
+    Dynamic,
+}
+
+/// The shape of a body, in its own frame (metres).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ShapeSpec {
+    /// Centred on the body's origin.
+    Box { size_m: [f64; 3] },
+    Sphere { radius_m: f64 },
+    /// Axis along the body's z; `length_m` between the two sphere centres.
+    Capsule { radius_m: f64, length_m: f64 },
+    /// The convex hull of these points.
+    Convex { points_m: Vec<[f64; 3]> },
+    /// A tet mesh ([`MeshSpec`] text: generator or file); breakable. The
+    /// body's frame is the mesh's frame.
+    TetMesh { mesh: String },
+}
+
+/// Copies of one body on a grid, filled row by row, then layer by layer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArraySpec {
+    pub count: usize,
+    /// Bodies per row (x) and rows per layer (y).
+    pub columns: [usize; 2],
+    pub spacing_m: [f64; 3],
+}
+
+/// One body entry (`[[body]]`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    pub name: String,
+    pub kind: BodyKind,
+    pub shape: ShapeSpec,
+    /// Name in the material library.
+    pub material: String,
+    #[serde(default)]
+    pub position_m: [f64; 3],
+    /// Rotations about x, then y, then z (degrees).
+    #[serde(default)]
+    pub rotation_deg: [f64; 3],
+    #[serde(default)]
+    pub velocity_m_s: [f64; 3],
+    #[serde(default)]
+    pub angular_velocity_rad_s: [f64; 3],
+    #[serde(default = "default_friction")]
+    pub friction: f64,
+    #[serde(default)]
+    pub restitution: f64,
+    /// Mass of a primitive body (kg); default: its volume times the
+    /// material's density. Tet-mesh bodies always take the density.
+    #[serde(default)]
+    pub mass_kg: Option<f64>,
+    /// Continuous collision detection, for small fast bodies (a dropped ball).
+    #[serde(default)]
+    pub ccd: bool,
+    #[serde(default)]
+    pub array: Option<ArraySpec>,
+}
+
+fn default_friction() -> f64 {
+    0.5
+}
+
+/// The drop experiment of a scene: `body` is released above `target`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropSpec {
+    pub body: String,
+    pub target: String,
+    /// Simulated time after the body would reach the target in free fall.
+    #[serde(default = "default_settle")]
+    pub settle_s: f64,
+}
+
+fn default_settle() -> f64 {
+    0.25
+}
+
+impl Scene {
+    /// Reads and validates a scene file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates scene text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let mut scene: Scene = toml::from_str(text).map_err(|e| ConfigError::Toml {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        scene.path = path.to_path_buf();
+        scene.validate()?;
+        Ok(scene)
+    }
+
+    /// The body entry named `name`.
+    pub fn body(&self, name: &str) -> Option<&BodySpec> {
+        self.bodies.iter().find(|b| b.name == name)
+    }
+
+    /// Sets the count of the scene's arrayed body (for `cube-basin`); an
+    /// error if the scene has none or several.
+    pub fn set_array_count(&mut self, count: usize) -> Result<(), ConfigError> {
+        let mut arrays = self.bodies.iter_mut().filter_map(|b| b.array.as_mut());
+        match (arrays.next(), arrays.next()) {
+            (Some(array), None) => {
+                array.count = count;
+                Ok(())
+            }
+            _ => Err(ConfigError::Invalid {
+                path: self.path.clone(),
+                entry: "body".into(),
+                field: "array",
+                message: "a count can only be set on a scene with exactly one arrayed body".into(),
+            }),
+        }
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |entry: &str, field: &'static str, message: String| ConfigError::Invalid {
+            path: self.path.clone(),
+            entry: entry.to_string(),
+            field,
+            message,
+        };
+        let w = &self.world;
+        let positive: [(&'static str, f64); 3] = [
+            ("z_fact", w.z_fact),
+            ("time_step_s", w.time_step_s),
+            ("static_check_interval_s", w.static_check_interval_s),
+        ];
+        for (field, value) in positive {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(invalid("world", field, format!("{value} must be > 0")));
+            }
+        }
+        for (field, value) in [
+            ("debris_volume_m3", w.debris_volume_m3),
+            ("impact_speed_m_s", w.impact_speed_m_s),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(invalid("world", field, format!("{value} must be ≥ 0")));
+            }
+        }
+        if w.gravity_m_s2.iter().any(|g| !g.is_finite()) {
+            return Err(invalid("world", "gravity_m_s2", "must be finite".into()));
+        }
+        if w.modes == 0 {
+            return Err(invalid("world", "modes", "must be ≥ 1".into()));
+        }
+        if w.solver_iterations == 0 {
+            return Err(invalid("world", "solver_iterations", "must be ≥ 1".into()));
+        }
+        if self.bodies.is_empty() {
+            return Err(invalid("body", "body", "the scene has no [[body]]".into()));
+        }
+        for (i, body) in self.bodies.iter().enumerate() {
+            let entry = format!("body `{}`", body.name);
+            if body.name.is_empty() {
+                return Err(invalid(&format!("body #{}", i + 1), "name", "is empty".into()));
+            }
+            if self.bodies[..i].iter().any(|b| b.name == body.name) {
+                return Err(invalid(&entry, "name", "is used by an earlier body".into()));
+            }
+            let vectors: [(&'static str, [f64; 3]); 4] = [
+                ("position_m", body.position_m),
+                ("rotation_deg", body.rotation_deg),
+                ("velocity_m_s", body.velocity_m_s),
+                ("angular_velocity_rad_s", body.angular_velocity_rad_s),
+            ];
+            for (field, v) in vectors {
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(invalid(&entry, field, "must be finite".into()));
+                }
+            }
+            if !(body.friction.is_finite() && body.friction >= 0.0) {
+                return Err(invalid(&entry, "friction", format!("{} must be ≥ 0", body.friction)));
+            }
+            if !(0.0..=1.0).contains(&body.restitution) {
+                return Err(invalid(
+                    &entry,
+                    "restitution",
+                    format!("{} must be in [0, 1]", body.restitution),
+                ));
+            }
+            self.validate_shape(&entry, body)?;
+            if let Some(mass) = body.mass_kg {
+                if !(mass.is_finite() && mass > 0.0) {
+                    return Err(invalid(&entry, "mass_kg", format!("{mass} must be > 0")));
+                }
+                if matches!(body.shape, ShapeSpec::TetMesh { .. }) {
+                    return Err(invalid(
+                        &entry,
+                        "mass_kg",
+                        "a tet mesh body's mass comes from its material's density".into(),
+                    ));
+                }
+            }
+            if let Some(array) = &body.array {
+                if array.columns.contains(&0) {
+                    return Err(invalid(&entry, "array.columns", "must be ≥ 1".into()));
+                }
+                if array.spacing_m.iter().any(|s| !s.is_finite()) {
+                    return Err(invalid(&entry, "array.spacing_m", "must be finite".into()));
+                }
+            }
+        }
+        if let Some(drop) = &self.drop {
+            for (field, name) in [("body", &drop.body), ("target", &drop.target)] {
+                let Some(body) = self.body(name) else {
+                    return Err(invalid("drop", field, format!("no body named `{name}`")));
+                };
+                if body.array.is_some() {
+                    return Err(invalid("drop", field, format!("`{name}` is an array")));
+                }
+            }
+            if self.body(&drop.body).map(|b| b.kind) != Some(BodyKind::Dynamic) {
+                return Err(invalid("drop", "body", "must be a dynamic body".into()));
+            }
+            if !(drop.settle_s.is_finite() && drop.settle_s >= 0.0) {
+                return Err(invalid("drop", "settle_s", "must be ≥ 0".into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_shape(&self, entry: &str, body: &BodySpec) -> Result<(), ConfigError> {
+        let invalid = |field: &'static str, message: String| ConfigError::Invalid {
+            path: self.path.clone(),
+            entry: entry.to_string(),
+            field,
+            message,
+        };
+        let positive = |field: &'static str, value: f64| {
+            if value.is_finite() && value > 0.0 {
+                Ok(())
+            } else {
+                Err(invalid(field, format!("{value} must be > 0")))
+            }
+        };
+        match &body.shape {
+            ShapeSpec::Box { size_m } => {
+                for s in size_m {
+                    positive("shape.size_m", *s)?;
+                }
+            }
+            ShapeSpec::Sphere { radius_m } => positive("shape.radius_m", *radius_m)?,
+            ShapeSpec::Capsule { radius_m, length_m } => {
+                positive("shape.radius_m", *radius_m)?;
+                positive("shape.length_m", *length_m)?;
+            }
+            ShapeSpec::Convex { points_m } => {
+                if points_m.len() < 4 {
+                    return Err(invalid("shape.points_m", "needs at least 4 points".into()));
+                }
+                if points_m.iter().flatten().any(|x| !x.is_finite()) {
+                    return Err(invalid("shape.points_m", "must be finite".into()));
+                }
+            }
+            ShapeSpec::TetMesh { mesh } => {
+                MeshSpec::parse(mesh).map_err(|e| invalid("shape.mesh", e.to_string()))?;
+                if body.kind == BodyKind::Static {
+                    return Err(invalid(
+                        "kind",
+                        "a tet mesh body breaks, so it must be dynamic".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A mesh file named relative to the scene file resolves against the
+    /// scene's directory; generators and absolute paths pass through.
+    pub fn resolve_mesh(&self, spec: &str) -> Result<MeshSpec, crate::mesh::MeshError> {
+        Ok(match MeshSpec::parse(spec)? {
+            MeshSpec::File(file) if file.is_relative() => {
+                let base = self.path.parent().unwrap_or(Path::new("."));
+                MeshSpec::File(base.join(file))
+            }
+            other => other,
+        })
+    }
+}
+
+impl BodySpec {
+    /// Positions of the copies (one for a body without `array`).
+    pub fn positions_m(&self) -> Vec<[f64; 3]> {
+        let Some(array) = &self.array else {
+            return vec![self.position_m];
+        };
+        let [nx, ny] = array.columns;
+        (0..array.count)
+            .map(|i| {
+                let (ix, iy, iz) = (i % nx, (i / nx) % ny, i / (nx * ny));
+                [
+                    self.position_m[0] + ix as f64 * array.spacing_m[0],
+                    self.position_m[1] + iy as f64 * array.spacing_m[1],
+                    self.position_m[2] + iz as f64 * array.spacing_m[2],
+                ]
+            })
+            .collect()
+    }
+}

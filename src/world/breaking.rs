@@ -1,0 +1,310 @@
+//! Contacts on breakable bodies to the fracture engine, and broken bodies
+//! replaced by their fragments in the same step (Glondu 2012 §3.3, §4.2).
+
+use super::contacts::BodyContact;
+use super::shapes::{contact_radius_m, fragment_shape, Surface};
+use super::units::{glam, vector};
+use super::{BodyId, Breakable, World, WorldBody};
+use crate::fracture::{ContactPoint, Fragment, ImpactOutcome, Impactor, StaticLoad};
+use nalgebra::Vector3;
+use rapier3d::dynamics::RigidBodyBuilder;
+use rapier3d::dynamics::MassProperties;
+use rapier3d::geometry::ColliderBuilder;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Why a fracture check ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FractureKind {
+    /// Contacts approaching faster than `impact_speed_m_s` (§3.3).
+    Impact,
+    /// Resting contacts, quasi-static check (§3.3.7).
+    Static,
+}
+
+/// A fracture check that cracked a body.
+#[derive(Debug, Clone, Serialize)]
+pub struct FractureEvent {
+    pub time_s: f64,
+    pub step: u64,
+    pub body: BodyId,
+    pub name: String,
+    pub kind: FractureKind,
+    /// Contacts of the event and the sum of their normal impulses (N·s).
+    pub contacts: usize,
+    pub impulse_n_s: f64,
+    pub peak_stress_pa: f64,
+    pub cracks: usize,
+    pub crack_area_m2: f64,
+    /// The bodies that replaced it (empty if the cracks did not split it).
+    pub fragments: Vec<BodyId>,
+    /// Pieces removed as debris (below `debris_volume_m3`) and their mass.
+    pub debris: usize,
+    pub debris_mass_kg: f64,
+    pub parent_mass_kg: f64,
+    pub fragments_mass_kg: f64,
+    /// The parent's momentum before the step, the normal contact impulses
+    /// it received in the step, its momentum after rapier's step, and the
+    /// fragments' total momentum (N·s).
+    pub momentum_before_n_s: [f64; 3],
+    pub contact_impulse_n_s: [f64; 3],
+    pub momentum_after_n_s: [f64; 3],
+    pub fragments_momentum_n_s: [f64; 3],
+    /// Fracture engine time and fragment insertion time (ms).
+    pub fracture_ms: f64,
+    pub insertion_ms: f64,
+}
+
+impl World {
+    /// Runs the fracture checks the last step's contacts call for; returns
+    /// how many bodies cracked.
+    pub(super) fn fracture_step(&mut self) -> usize {
+        let mut contacts = std::mem::take(&mut self.contacts);
+        contacts.clear();
+        let breakable = |id: BodyId| {
+            self.body(id).is_some_and(|b| b.breakable.is_some())
+        };
+        self.gather_contacts(&breakable, &mut contacts);
+        // Per body in id order: deterministic whatever the pair order.
+        contacts.sort_by_key(|c| c.body);
+        let mut cracked = 0;
+        for group in contacts.chunk_by(|a, b| a.body == b.body) {
+            if self.check_body(group) {
+                cracked += 1;
+            }
+        }
+        self.contacts = contacts;
+        cracked
+    }
+
+    /// One breakable body's contacts of the step: an impact event if any
+    /// approached fast enough, otherwise (at most every
+    /// `static_check_interval_s`) the quasi-static check of the held loads.
+    fn check_body(&mut self, contacts: &[BodyContact]) -> bool {
+        let id = contacts[0].body;
+        let impacts: Vec<&BodyContact> = contacts
+            .iter()
+            .filter(|c| c.approach_speed_m_s > self.settings.impact_speed_m_s)
+            .collect();
+        let kind = if impacts.is_empty() {
+            let last = self.bodies[id.0 as usize]
+                .as_ref()
+                .and_then(|b| b.breakable.as_ref())
+                .map_or(f64::NEG_INFINITY, |b| b.last_static_check_s);
+            if self.time_s - last < self.settings.static_check_interval_s {
+                return false;
+            }
+            FractureKind::Static
+        } else {
+            FractureKind::Impact
+        };
+        let Some(pose) = self.pose(id) else {
+            return false;
+        };
+        let inverse = pose.inverse();
+        let dt = self.settings.time_step_s;
+        let start = Instant::now();
+        let outcome: ImpactOutcome = match kind {
+            FractureKind::Impact => {
+                let points: Vec<ContactPoint> = impacts
+                    .iter()
+                    .map(|c| ContactPoint {
+                        point_m: inverse * c.point_m,
+                        normal: inverse * c.normal,
+                        impulse_n_s: c.impulse_n_s,
+                        relative_speed_m_s: c.approach_speed_m_s,
+                    })
+                    .collect();
+                let strongest = impacts
+                    .iter()
+                    .max_by(|a, b| a.impulse_n_s.total_cmp(&b.impulse_n_s))
+                    .expect("impacts is not empty");
+                let impactor = self.impactor(id, strongest.other);
+                let settings = self.fracture_settings;
+                let breakable = self.breakable_mut(id);
+                breakable.body.impact(&points, &impactor, &settings)
+            }
+            FractureKind::Static => {
+                let loads: Vec<StaticLoad> = contacts
+                    .iter()
+                    .map(|c| StaticLoad {
+                        point_m: inverse * c.point_m,
+                        force_n: inverse * c.normal * (c.impulse_n_s / dt),
+                    })
+                    .collect();
+                let settings = self.fracture_settings;
+                let now = self.time_s;
+                let breakable = self.breakable_mut(id);
+                breakable.last_static_check_s = now;
+                breakable.body.static_load(&loads, &settings)
+            }
+        };
+        tracing::debug!(
+            body = id.0,
+            ?kind,
+            contacts = contacts.len(),
+            impulse_n_s = impacts.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b),
+            peak_stress_pa = outcome.peak_stress_pa,
+            cracks = outcome.cracks.len(),
+            "fracture check"
+        );
+        if outcome.cracks.is_empty() {
+            return false;
+        }
+        let fracture_ms = start.elapsed().as_secs_f64() * 1e3;
+        let used: Vec<&BodyContact> = match kind {
+            FractureKind::Impact => impacts,
+            FractureKind::Static => contacts.iter().collect(),
+        };
+        let contact_impulse = contacts
+            .iter()
+            .map(|c| c.normal * c.impulse_n_s)
+            .sum::<Vector3<f64>>();
+        let before = self.before[id.0 as usize];
+        let body = self.body(id).expect("checked above");
+        let parent_mass_kg = body.mass_kg.unwrap_or(0.0);
+        let (linvel, _, _) = self.body_velocity(id).expect("checked above");
+        let mut event = FractureEvent {
+            time_s: self.time_s,
+            step: self.steps,
+            body: id,
+            name: body.name.clone(),
+            kind,
+            contacts: used.len(),
+            impulse_n_s: used.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b),
+            peak_stress_pa: outcome.peak_stress_pa,
+            cracks: outcome.cracks.len(),
+            crack_area_m2: outcome.cracks.iter().map(|c| c.area_m2).fold(0.0, |a, b| a + b),
+            fragments: Vec::new(),
+            debris: 0,
+            debris_mass_kg: 0.0,
+            parent_mass_kg,
+            fragments_mass_kg: 0.0,
+            momentum_before_n_s: (before.linvel_m_s * parent_mass_kg).into(),
+            contact_impulse_n_s: contact_impulse.into(),
+            momentum_after_n_s: (linvel * parent_mass_kg).into(),
+            fragments_momentum_n_s: [0.0; 3],
+            fracture_ms,
+            insertion_ms: 0.0,
+        };
+        let pieces = self
+            .body(id)
+            .and_then(|b| b.breakable.as_ref())
+            .map(|b| b.body.fragments())
+            .unwrap_or_default();
+        if pieces.len() > 1 {
+            let t = Instant::now();
+            self.replace_by_fragments(id, &pieces, &mut event);
+            event.insertion_ms = t.elapsed().as_secs_f64() * 1e3;
+        }
+        tracing::info!(
+            body = %event.name,
+            time_s = event.time_s,
+            cracks = event.cracks,
+            fragments = event.fragments.len(),
+            "fracture"
+        );
+        self.events.push(event);
+        true
+    }
+
+    fn breakable_mut(&mut self, id: BodyId) -> &mut Breakable {
+        self.bodies[id.0 as usize]
+            .as_mut()
+            .and_then(|b| b.breakable.as_mut())
+            .expect("only breakable bodies are checked")
+    }
+
+    /// The other body of an impact for Hertz's contact duration: its
+    /// material, radius of curvature, and the reduced mass of the pair (a
+    /// static or missing other body has infinite mass).
+    fn impactor(&self, id: BodyId, other: Option<BodyId>) -> Impactor {
+        let body = self.body(id).expect("the struck body exists");
+        let own_mass = body.mass_kg.unwrap_or(f64::INFINITY);
+        let other = other.and_then(|o| self.body(o)).unwrap_or(body);
+        let mass_kg = match other.mass_kg {
+            Some(m) if own_mass.is_finite() => own_mass * m / (own_mass + m),
+            Some(m) => m,
+            None => own_mass,
+        };
+        Impactor {
+            mass_kg,
+            youngs_modulus_pa: other.material.youngs_modulus_pa,
+            poisson_ratio: other.material.poisson_ratio,
+            radius_m: other.contact_radius_m,
+        }
+    }
+
+    /// Removes body `id` and inserts one body per piece, each moving with
+    /// the parent's rigid motion at its own centre of mass (so the pieces'
+    /// momentum is the parent's). Pieces below `debris_volume_m3`, and
+    /// pieces whose surface has no volume for a hull, are removed as debris.
+    fn replace_by_fragments(&mut self, id: BodyId, pieces: &[Fragment], event: &mut FractureEvent) {
+        let parent = self.bodies[id.0 as usize].take().expect("the body exists");
+        let rb = &self.physics.bodies[parent.handle];
+        let pose_sim = *rb.position();
+        let pose = self.units.pose_to_si(&pose_sim);
+        let (linvel, angvel) = (self.units.to_si(rb.linvel()), vector(rb.angvel()));
+        let com = self.units.point_to_si(rb.center_of_mass());
+        self.physics.remove_body(parent.handle);
+        let breakable = parent.breakable.as_ref().expect("a broken body is breakable");
+        let mut momentum = Vector3::zeros();
+        for piece in pieces {
+            let shape = (piece.volume_m3 >= self.settings.debris_volume_m3)
+                .then(|| fragment_shape(piece, &self.units))
+                .flatten();
+            let Some(shape) = shape else {
+                event.debris += 1;
+                event.debris_mass_kg += piece.mass_kg;
+                continue;
+            };
+            let velocity = linvel + angvel.cross(&(pose * piece.centroid_m - com));
+            let mass_properties = MassProperties::with_inertia_matrix(
+                self.units.point_to_sim(&piece.centroid_m),
+                piece.mass_kg as f32,
+                self.units.inertia_to_sim(&piece.inertia_kg_m2),
+            );
+            let body = RigidBodyBuilder::dynamic()
+                .pose(pose_sim)
+                .linvel(self.units.to_sim(&velocity))
+                .angvel(glam(&angvel));
+            let collider = ColliderBuilder::new(shape.clone())
+                .mass_properties(mass_properties)
+                .friction(parent.friction as f32)
+                .restitution(parent.restitution as f32);
+            let (handle, _) = self.physics.insert(body, collider);
+            let intact = piece
+                .tets
+                .iter()
+                .filter(|&&t| !breakable.body.state().is_damaged(t as usize))
+                .count();
+            let child_breakable = (!piece.is_gap && intact >= self.settings.breakable_min_tets)
+                .then(|| Breakable {
+                    body: breakable.body.fragment_body(piece),
+                    last_static_check_s: self.time_s,
+                });
+            momentum += velocity * piece.mass_kg;
+            event.fragments_mass_kg += piece.mass_kg;
+            let child = self.push_body(WorldBody {
+                name: format!("{}/{}", parent.name, piece.id),
+                handle,
+                material: Arc::clone(&parent.material),
+                mass_kg: Some(piece.mass_kg),
+                volume_m3: piece.volume_m3,
+                contact_radius_m: contact_radius_m(&shape, &self.units),
+                friction: parent.friction,
+                restitution: parent.restitution,
+                surface: Arc::new(Surface {
+                    points: piece.points.clone(),
+                    triangles: piece.triangles.clone(),
+                }),
+                breakable: child_breakable,
+                parent: Some(id),
+            });
+            event.fragments.push(child);
+        }
+        event.fragments_momentum_n_s = momentum.into();
+    }
+}

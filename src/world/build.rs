@@ -1,0 +1,227 @@
+//! A world from a scene: rapier bodies for the scene's bodies, modal bases
+//! for the breakable ones (one analysis per distinct mesh and material).
+
+use super::shapes::{contact_radius_m, fragment_shape, primitive, primitive_surface, Surface};
+use super::units::glam;
+use super::{Breakable, World, WorldBody};
+use crate::config::{BodyKind, ConfigError, Material, MaterialLibrary, Scene, ShapeSpec};
+use crate::fracture::BreakableBody;
+use crate::mesh::{MeshError, TetMesh};
+use crate::modal::{analyse, EigenSettings, ModalBasis, ModalCache, ModalError};
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+use rapier3d::dynamics::RigidBodyBuilder;
+use rapier3d::dynamics::MassProperties;
+use rapier3d::geometry::ColliderBuilder;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Why a scene could not become a world.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{path}: body `{body}`: shape.mesh: {source}")]
+    Mesh {
+        path: PathBuf,
+        body: String,
+        #[source]
+        source: MeshError,
+    },
+    #[error("{path}: body `{body}`: modal analysis: {source}")]
+    Modal {
+        path: PathBuf,
+        body: String,
+        #[source]
+        source: ModalError,
+    },
+    #[error("writing frame {path}: {source}")]
+    Frames {
+        path: PathBuf,
+        #[source]
+        source: MeshError,
+    },
+    #[error("{path}: body `{body}`: {message}")]
+    Shape {
+        path: PathBuf,
+        body: String,
+        message: String,
+    },
+}
+
+/// What a scene's bodies need beyond the scene file: materials, and the
+/// mesh and modal basis of each distinct (mesh, material) of its breakable
+/// bodies. Built once, it serves any number of worlds of the scene.
+pub struct SceneAssets {
+    materials: BTreeMap<String, Arc<Material>>,
+    bases: BTreeMap<(String, String), (Arc<TetMesh>, Arc<ModalBasis>)>,
+}
+
+impl SceneAssets {
+    /// Resolves the scene's materials and runs (or loads from `cache`) the
+    /// modal analyses; `on_analysis` is called with the body's name before
+    /// each.
+    pub fn load(
+        scene: &Scene,
+        library: &MaterialLibrary,
+        cache: Option<&ModalCache>,
+        on_analysis: &dyn Fn(&str),
+    ) -> Result<Self, WorldError> {
+        let mut assets = Self {
+            materials: BTreeMap::new(),
+            bases: BTreeMap::new(),
+        };
+        for spec in &scene.bodies {
+            let material = Arc::new(library.get(&spec.material)?.clone());
+            assets
+                .materials
+                .insert(spec.material.clone(), Arc::clone(&material));
+            let ShapeSpec::TetMesh { mesh } = &spec.shape else {
+                continue;
+            };
+            let key = (mesh.clone(), spec.material.clone());
+            if assets.bases.contains_key(&key) {
+                continue;
+            }
+            let mesh_error = |source| WorldError::Mesh {
+                path: scene.path.clone(),
+                body: spec.name.clone(),
+                source,
+            };
+            let tets = scene.resolve_mesh(mesh).and_then(|m| m.load()).map_err(mesh_error)?;
+            on_analysis(&spec.name);
+            let settings = EigenSettings::new(scene.world.modes);
+            let (basis, _) =
+                analyse(&tets, &material, &settings, cache, &|_| {}).map_err(|source| {
+                    WorldError::Modal {
+                        path: scene.path.clone(),
+                        body: spec.name.clone(),
+                        source,
+                    }
+                })?;
+            assets.bases.insert(key, (Arc::new(tets), Arc::new(basis)));
+        }
+        Ok(assets)
+    }
+}
+
+impl World {
+    /// Builds the world of `scene`; `assets` must come from
+    /// [`SceneAssets::load`] of the same scene. `seed` seeds the weak points
+    /// and crack noise (each breakable body gets its own stream from it).
+    pub fn from_scene(scene: &Scene, assets: &SceneAssets, seed: u64) -> Result<World, WorldError> {
+        let mut world = World::new(scene.world.clone(), seed);
+        let mut breakable_index = 0u64;
+        for spec in &scene.bodies {
+            let material = Arc::clone(&assets.materials[&spec.material]);
+            let shape_error = |message: String| WorldError::Shape {
+                path: scene.path.clone(),
+                body: spec.name.clone(),
+                message,
+            };
+            let rotation = UnitQuaternion::from_euler_angles(
+                spec.rotation_deg[0].to_radians(),
+                spec.rotation_deg[1].to_radians(),
+                spec.rotation_deg[2].to_radians(),
+            );
+            // The intact body as one fragment: exact mass properties and
+            // hull for tet meshes; primitives get theirs from rapier.
+            let mesh_part = match &spec.shape {
+                ShapeSpec::TetMesh { mesh } => {
+                    let (tets, basis) = &assets.bases[&(mesh.clone(), spec.material.clone())];
+                    let template =
+                        BreakableBody::new(Arc::clone(tets), (*material).clone(), Arc::clone(basis), 0);
+                    let whole = template
+                        .fragments()
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| shape_error("the mesh has no volume".into()))?;
+                    let shape = fragment_shape(&whole, &world.units)
+                        .ok_or_else(|| shape_error("the mesh surface is flat".into()))?;
+                    Some((tets.clone(), basis.clone(), whole, shape))
+                }
+                _ => None,
+            };
+            let primitive_shape = primitive(&spec.shape, &world.units);
+            for (copy, position) in spec.positions_m().into_iter().enumerate() {
+                let name = if spec.array.is_some() {
+                    format!("{}#{copy}", spec.name)
+                } else {
+                    spec.name.clone()
+                };
+                let pose = Isometry3::from_parts(Translation3::from(Vector3::from(position)), rotation);
+                let builder = match spec.kind {
+                    BodyKind::Static => RigidBodyBuilder::fixed(),
+                    BodyKind::Dynamic => RigidBodyBuilder::dynamic()
+                        .linvel(world.units.to_sim(&Vector3::from(spec.velocity_m_s)))
+                        .angvel(glam(&Vector3::from(spec.angular_velocity_rad_s))),
+                }
+                .pose(world.units.pose_to_sim(&pose))
+                .ccd_enabled(spec.ccd);
+                let (collider, mass_kg, volume_m3, surface, breakable) = match (&mesh_part, &primitive_shape) {
+                    (Some((tets, basis, whole, shape)), _) => {
+                        let seed = seed ^ breakable_index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                        breakable_index += 1;
+                        let body = BreakableBody::new(Arc::clone(tets), (*material).clone(), Arc::clone(basis), seed);
+                        let mass = MassProperties::with_inertia_matrix(
+                            world.units.point_to_sim(&whole.centroid_m),
+                            whole.mass_kg as f32,
+                            world.units.inertia_to_sim(&whole.inertia_kg_m2),
+                        );
+                        (
+                            ColliderBuilder::new(shape.clone()).mass_properties(mass),
+                            Some(whole.mass_kg),
+                            whole.volume_m3,
+                            Surface {
+                                points: whole.points.clone(),
+                                triangles: whole.triangles.clone(),
+                            },
+                            Some(Breakable {
+                                body,
+                                last_static_check_s: f64::NEG_INFINITY,
+                            }),
+                        )
+                    }
+                    (None, Some(shape)) => {
+                        let volume_sim = f64::from(shape.mass_properties(1.0).mass());
+                        let volume_m3 = volume_sim * world.units.z_fact.powi(3);
+                        let mass_kg = spec.mass_kg.unwrap_or(volume_m3 * material.density_kg_m3);
+                        let density_sim = mass_kg / volume_sim;
+                        let mass = (spec.kind == BodyKind::Dynamic).then_some(mass_kg);
+                        (
+                            ColliderBuilder::new(shape.clone()).density(density_sim as f32),
+                            mass,
+                            volume_m3,
+                            primitive_surface(shape, &world.units),
+                            None,
+                        )
+                    }
+                    (None, None) => return Err(shape_error("the convex hull of shape.points_m is flat".into())),
+                };
+                let shape_for_radius = mesh_part
+                    .as_ref()
+                    .map(|(_, _, _, s)| s)
+                    .or(primitive_shape.as_ref())
+                    .expect("one of the two shapes exists");
+                let collider = collider
+                    .friction(spec.friction as f32)
+                    .restitution(spec.restitution as f32);
+                let (handle, _) = world.physics.insert(builder, collider);
+                world.push_body(WorldBody {
+                    name,
+                    handle,
+                    material: Arc::clone(&material),
+                    mass_kg: if spec.kind == BodyKind::Dynamic { mass_kg } else { None },
+                    volume_m3,
+                    contact_radius_m: contact_radius_m(shape_for_radius, &world.units),
+                    friction: spec.friction,
+                    restitution: spec.restitution,
+                    surface: Arc::new(surface),
+                    breakable,
+                    parent: None,
+                });
+            }
+        }
+        Ok(world)
+    }
+}

@@ -1,0 +1,114 @@
+//! Contact impulses of the last step, read from rapier's solver contacts and
+//! grouped per breakable body.
+
+use super::units::{vector, Units};
+use super::{BodyId, World};
+use nalgebra::{Point3, Vector3};
+use rapier3d::dynamics::{RigidBodyHandle, RigidBodySet};
+
+/// One solver contact on a body, in SI units and world axes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BodyContact {
+    /// The body the contact acts on.
+    pub body: BodyId,
+    /// The other body (`None` for a collider without a body).
+    pub other: Option<BodyId>,
+    /// On the body's surface (m).
+    pub point_m: Point3<f64>,
+    /// Unit normal into the body: the direction the contact pushes it.
+    pub normal: Vector3<f64>,
+    /// Normal impulse of the step (N·s).
+    pub impulse_n_s: f64,
+    /// Normal speed at which the other body approached this one before the
+    /// step (m/s; negative when separating).
+    pub approach_speed_m_s: f64,
+}
+
+/// A body's centre of mass and velocities before a step, in SI.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Kinematics {
+    pub com_m: Point3<f64>,
+    pub linvel_m_s: Vector3<f64>,
+    pub angvel_rad_s: Vector3<f64>,
+}
+
+impl Kinematics {
+    pub(super) fn of(body: &rapier3d::dynamics::RigidBody, units: &Units) -> Self {
+        Self {
+            com_m: units.point_to_si(body.center_of_mass()),
+            linvel_m_s: units.to_si(body.linvel()),
+            angvel_rad_s: vector(body.angvel()),
+        }
+    }
+
+    pub(super) fn velocity_at(&self, point: &Point3<f64>) -> Vector3<f64> {
+        self.linvel_m_s + self.angvel_rad_s.cross(&(point - self.com_m))
+    }
+}
+
+fn body_id(bodies: &RigidBodySet, handle: Option<RigidBodyHandle>) -> Option<BodyId> {
+    handle
+        .and_then(|h| bodies.get(h))
+        .map(|b| BodyId(b.user_data as u32))
+}
+
+impl World {
+    /// Appends to `out` the contacts of the last step on the bodies for which
+    /// `wanted` holds, in the narrow phase's (deterministic) order.
+    pub(super) fn gather_contacts(&self, wanted: &dyn Fn(BodyId) -> bool, out: &mut Vec<BodyContact>) {
+        let bodies = &self.physics.bodies;
+        let still = Kinematics::default();
+        let before = |id: Option<BodyId>| {
+            id.and_then(|id| self.before.get(id.0 as usize))
+                .copied()
+                .unwrap_or(still)
+        };
+        for pair in self.physics.narrow_phase.contact_pairs() {
+            for manifold in pair.solver_manifolds() {
+                let data = &manifold.data;
+                let ids = [
+                    body_id(bodies, data.rigid_body1),
+                    body_id(bodies, data.rigid_body2),
+                ];
+                let want = [
+                    ids[0].is_some_and(wanted),
+                    ids[1].is_some_and(wanted),
+                ];
+                if !want[0] && !want[1] {
+                    continue;
+                }
+                // rapier's normal points out of the first body.
+                let n = vector(data.normal);
+                for contact in &data.solver_contacts {
+                    let index = contact.contact_indices()[0] as usize;
+                    let Some(point) = manifold.points.get(index) else {
+                        continue;
+                    };
+                    let impulse_n_s = f64::from(point.data.impulse) * self.units.z_fact;
+                    if impulse_n_s <= 0.0 {
+                        continue;
+                    }
+                    let (p1, p2) = data.solver_contact_world_points(contact, bodies);
+                    let points = [self.units.point_to_si(p1), self.units.point_to_si(p2)];
+                    for side in 0..2 {
+                        if !want[side] {
+                            continue;
+                        }
+                        let (this, other) = (ids[side], ids[1 - side]);
+                        let normal = if side == 0 { -n } else { n };
+                        let p = points[side];
+                        let relative = before(other).velocity_at(&p) - before(this).velocity_at(&p);
+                        out.push(BodyContact {
+                            body: this.expect("wanted bodies exist"),
+                            other,
+                            point_m: p,
+                            normal,
+                            impulse_n_s,
+                            approach_speed_m_s: relative.dot(&normal),
+                        });
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The drop experiment of a scene (`[drop]`): one body released from a
+//! height above another, run headless until it has had time to land and
+//! settle.
+
+use super::{write_obj_frame, BodyId, SceneAssets, World, WorldError};
+use crate::config::{ConfigError, Scene};
+use nalgebra::{Isometry3, Translation3, Vector3};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
+
+/// One drop.
+#[derive(Debug, Clone, Serialize)]
+pub struct DropRun {
+    pub height_m: f64,
+    pub broke: bool,
+    /// Simulated time of the first split of the target (s).
+    pub break_time_s: Option<f64>,
+    /// Live pieces of the target at the end (1 if it did not split).
+    pub fragments: usize,
+    pub crack_area_m2: f64,
+    /// Largest total normal impulse of the dropped body on the target (and
+    /// its pieces) in one step (N·s).
+    pub peak_contact_impulse_n_s: f64,
+    pub fracture_events: usize,
+    pub steps: u64,
+    pub simulated_s: f64,
+    pub milliseconds: DropTimes,
+}
+
+/// Wall times of a drop (ms).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct DropTimes {
+    pub total: f64,
+    pub step_mean: f64,
+    pub step_max: f64,
+    /// Fracture checks and fragment insertion, summed.
+    pub fracture: f64,
+}
+
+/// Frames to write during a drop: one OBJ every `every_steps` steps.
+pub struct FrameOutput<'a> {
+    pub dir: &'a Path,
+    pub every_steps: u64,
+}
+
+/// Drops the scene's `[drop] body` from `height_m` metres above the top of
+/// its `target` (lowest point of the body to highest point of the target,
+/// straight above the target's centre of mass) and runs for the free-fall
+/// time plus `settle_s`.
+pub fn drop_run(
+    scene: &Scene,
+    assets: &SceneAssets,
+    height_m: f64,
+    seed: u64,
+    frames: Option<&FrameOutput>,
+) -> Result<DropRun, WorldError> {
+    let spec = scene.drop.as_ref().ok_or_else(|| ConfigError::Invalid {
+        path: scene.path.clone(),
+        entry: "drop".into(),
+        field: "drop",
+        message: "the scene has no [drop] table".into(),
+    })?;
+    if !(height_m.is_finite() && height_m >= 0.0) {
+        return Err(ConfigError::Invalid {
+            path: scene.path.clone(),
+            entry: "drop".into(),
+            field: "height",
+            message: format!("{height_m} m must be ≥ 0"),
+        }
+        .into());
+    }
+    let mut world = World::from_scene(scene, assets, seed)?;
+    let body = world.find(&spec.body).expect("validated: the drop body exists");
+    let target = world.find(&spec.target).expect("validated: the drop target exists");
+    place_above(&mut world, body, target, height_m);
+    let gravity = Vector3::from(scene.world.gravity_m_s2).norm().max(1e-9);
+    let duration_s = (2.0 * height_m / gravity).sqrt() + spec.settle_s;
+    let steps = (duration_s / scene.world.time_step_s).ceil() as u64;
+    let start = Instant::now();
+    let mut times = DropTimes::default();
+    let mut peak_impulse: f64 = 0.0;
+    for step in 0..steps {
+        if let Some(frames) = frames {
+            if step % frames.every_steps.max(1) == 0 {
+                let path = frames.dir.join(format!("frame_{:05}.obj", step / frames.every_steps.max(1)));
+                write_obj_frame(&world, &path).map_err(|source| WorldError::Frames {
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+        }
+        let report = world.step();
+        let step_ms = report.physics_ms + report.fracture_ms;
+        times.step_mean += step_ms;
+        times.step_max = times.step_max.max(step_ms);
+        times.fracture += report.fracture_ms;
+        let on_target: f64 = world
+            .last_contacts()
+            .iter()
+            .filter(|c| world.descends_from(c.body, target) && c.other == Some(body))
+            .map(|c| c.impulse_n_s)
+            .fold(0.0, |a, b| a + b);
+        peak_impulse = peak_impulse.max(on_target);
+    }
+    times.total = start.elapsed().as_secs_f64() * 1e3;
+    times.step_mean /= steps.max(1) as f64;
+    let events: Vec<_> = world
+        .events()
+        .iter()
+        .filter(|e| world.descends_from(e.body, target))
+        .collect();
+    let break_time_s = events
+        .iter()
+        .find(|e| !e.fragments.is_empty())
+        .map(|e| e.time_s);
+    let fragments = world
+        .bodies()
+        .filter(|(id, _)| world.descends_from(*id, target))
+        .count();
+    Ok(DropRun {
+        height_m,
+        broke: break_time_s.is_some(),
+        break_time_s,
+        fragments,
+        crack_area_m2: events.iter().map(|e| e.crack_area_m2).fold(0.0, |a, b| a + b),
+        peak_contact_impulse_n_s: peak_impulse,
+        fracture_events: events.len(),
+        steps,
+        simulated_s: world.time_s(),
+        milliseconds: times,
+    })
+}
+
+/// Moves `body` (at rest) so that its lowest surface point is `height_m`
+/// above the highest surface point of `target`, above the target's centre.
+pub fn place_above(world: &mut World, body: BodyId, target: BodyId, height_m: f64) {
+    let extent_z = |world: &World, id: BodyId| {
+        let (_, points, _) = world
+            .world_surfaces()
+            .find(|(i, _, _)| *i == id)
+            .expect("live body");
+        points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p.z), hi.max(p.z))
+        })
+    };
+    let (_, target_top) = extent_z(world, target);
+    let (body_bottom, _) = extent_z(world, body);
+    let pose = world.pose(body).expect("live body");
+    let target_com = world.motion(target).map(|m| m.com_m).unwrap_or([0.0; 3]);
+    let z = pose.translation.z + (target_top + height_m - body_bottom);
+    let placed = Isometry3::from_parts(
+        Translation3::new(target_com[0], target_com[1], z),
+        pose.rotation,
+    );
+    world.set_state(body, &placed, &Vector3::zeros(), &Vector3::zeros());
+}

@@ -1,0 +1,296 @@
+//! The global world: rigid bodies on rapier3d, breakable bodies among them,
+//! contact impulses handed to the fracture engine, broken bodies replaced by
+//! their fragments in the same step (Glondu 2012 §4.1–4.2).
+//!
+//! This is the only module that speaks rapier; [`units`] converts between
+//! its glam f32 simulation units and the crate's nalgebra SI values.
+//!
+//! A body's frame is the frame of its shape: for a tet-mesh body, the mesh's
+//! coordinates. A fragment keeps its parent's frame (its collider and mass
+//! properties are expressed in it), so its pose at the split is the parent's.
+
+mod breaking;
+mod build;
+mod contacts;
+mod drop;
+mod frames;
+mod shapes;
+pub mod units;
+
+pub use breaking::{FractureEvent, FractureKind};
+pub use build::{SceneAssets, WorldError};
+pub use contacts::BodyContact;
+pub use drop::{drop_run, place_above, DropRun, DropTimes, FrameOutput};
+pub use frames::write_obj_frame;
+pub use shapes::Surface;
+
+use crate::config::{Material, WorldSettings};
+use crate::fracture::{BreakableBody, FractureSettings};
+use contacts::Kinematics;
+use nalgebra::{Isometry3, Point3, Vector3};
+use rapier3d::dynamics::RigidBodyHandle;
+use rapier3d::pipeline::PhysicsWorld;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+use units::{vector, Units};
+
+/// A body of the world, stable across steps (rapier handles are not
+/// exposed). Fragments get new ids; a broken body's id is retired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct BodyId(pub u32);
+
+/// What the world keeps about one body beside rapier's state.
+#[derive(Debug, Clone)]
+pub struct WorldBody {
+    pub name: String,
+    pub(crate) handle: RigidBodyHandle,
+    pub material: Arc<Material>,
+    /// `None` for a static body.
+    pub mass_kg: Option<f64>,
+    pub volume_m3: f64,
+    /// Radius of curvature in contacts (Hertz), m.
+    pub contact_radius_m: f64,
+    pub friction: f64,
+    pub restitution: f64,
+    pub surface: Arc<Surface>,
+    pub breakable: Option<Breakable>,
+    /// The body this one is a fragment of.
+    pub parent: Option<BodyId>,
+}
+
+/// The fracture side of a breakable body.
+#[derive(Debug, Clone)]
+pub struct Breakable {
+    pub body: BreakableBody,
+    last_static_check_s: f64,
+}
+
+/// Mass, momentum and kinetic energy of a body (Glondu eq. 4.3), SI.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BodyMotion {
+    pub mass_kg: f64,
+    pub com_m: [f64; 3],
+    pub momentum_n_s: [f64; 3],
+    /// ½ m v² + ½ ωᵀ I ω (J).
+    pub kinetic_energy_j: f64,
+}
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct StepReport {
+    /// Wall time of rapier's step (ms).
+    pub physics_ms: f64,
+    /// Wall time of contact gathering, fracture and fragment insertion (ms).
+    pub fracture_ms: f64,
+    pub fracture_events: usize,
+}
+
+/// The global rigid-body world.
+pub struct World {
+    physics: PhysicsWorld,
+    units: Units,
+    settings: WorldSettings,
+    fracture_settings: FractureSettings,
+    bodies: Vec<Option<WorldBody>>,
+    /// The parent of every body ever created (retired ones included).
+    parents: Vec<Option<BodyId>>,
+    time_s: f64,
+    steps: u64,
+    events: Vec<FractureEvent>,
+    /// Scratch, per step: kinematics before the step, by body id.
+    before: Vec<Kinematics>,
+    contacts: Vec<BodyContact>,
+}
+
+impl World {
+    /// An empty world with these settings.
+    pub fn new(settings: WorldSettings, seed: u64) -> Self {
+        let units = Units {
+            z_fact: settings.z_fact,
+        };
+        let mut physics = PhysicsWorld::new();
+        physics.gravity = units.to_sim(&Vector3::from(settings.gravity_m_s2));
+        physics.integration_parameters.dt = settings.time_step_s as f32;
+        physics.integration_parameters.num_solver_iterations = settings.solver_iterations;
+        Self {
+            physics,
+            units,
+            fracture_settings: FractureSettings {
+                seed,
+                ..FractureSettings::default()
+            },
+            settings,
+            bodies: Vec::new(),
+            parents: Vec::new(),
+            time_s: 0.0,
+            steps: 0,
+            events: Vec::new(),
+            before: Vec::new(),
+            contacts: Vec::new(),
+        }
+    }
+
+    pub fn settings(&self) -> &WorldSettings {
+        &self.settings
+    }
+
+    pub fn time_s(&self) -> f64 {
+        self.time_s
+    }
+
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Every fracture event so far, in order.
+    pub fn events(&self) -> &[FractureEvent] {
+        &self.events
+    }
+
+    /// Live bodies, ascending id.
+    pub fn bodies(&self) -> impl Iterator<Item = (BodyId, &WorldBody)> {
+        self.bodies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| b.as_ref().map(|b| (BodyId(i as u32), b)))
+    }
+
+    pub fn body(&self, id: BodyId) -> Option<&WorldBody> {
+        self.bodies.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// The live body named `name` (fragments carry their parent's name with
+    /// a `/N` suffix).
+    pub fn find(&self, name: &str) -> Option<BodyId> {
+        self.bodies().find(|(_, b)| b.name == name).map(|(id, _)| id)
+    }
+
+    /// Whether `id` is `ancestor` or one of its fragments, at any depth.
+    pub fn descends_from(&self, id: BodyId, ancestor: BodyId) -> bool {
+        let mut current = Some(id);
+        while let Some(c) = current {
+            if c == ancestor {
+                return true;
+            }
+            current = self.parents.get(c.0 as usize).copied().flatten();
+        }
+        false
+    }
+
+    /// The contacts of the last step on breakable bodies.
+    pub fn last_contacts(&self) -> &[BodyContact] {
+        &self.contacts
+    }
+
+    pub fn body_count(&self) -> usize {
+        self.bodies().count()
+    }
+
+    /// The pose of a body's frame (translation in metres).
+    pub fn pose(&self, id: BodyId) -> Option<Isometry3<f64>> {
+        let body = self.body(id)?;
+        Some(self.units.pose_to_si(self.physics.bodies[body.handle].position()))
+    }
+
+    /// Mass, momentum and kinetic energy; `None` for static or unknown bodies.
+    pub fn motion(&self, id: BodyId) -> Option<BodyMotion> {
+        let body = self.body(id)?;
+        let mass_kg = body.mass_kg?;
+        let rb = &self.physics.bodies[body.handle];
+        let k = Kinematics::of(rb, &self.units);
+        Some(BodyMotion {
+            mass_kg,
+            com_m: k.com_m.coords.into(),
+            momentum_n_s: (k.linvel_m_s * mass_kg).into(),
+            // rapier's ½ m v² + ½ ωᵀ I ω, in kg·unit²/s².
+            kinetic_energy_j: f64::from(rb.kinetic_energy()) * self.units.z_fact.powi(2),
+        })
+    }
+
+    /// Sets a body's pose (translation in metres) and velocities, waking it.
+    pub fn set_state(
+        &mut self,
+        id: BodyId,
+        pose: &Isometry3<f64>,
+        linvel_m_s: &Vector3<f64>,
+        angvel_rad_s: &Vector3<f64>,
+    ) -> bool {
+        let Some(handle) = self.body(id).map(|b| b.handle) else {
+            return false;
+        };
+        let rb = &mut self.physics.bodies[handle];
+        rb.set_position(self.units.pose_to_sim(pose), true);
+        rb.set_linvel(self.units.to_sim(linvel_m_s), true);
+        rb.set_angvel(units::glam(angvel_rad_s), true);
+        true
+    }
+
+    /// Advances the world by one time step: rapier's step, then contact
+    /// impulses on breakable bodies to the fracture engine, then broken
+    /// bodies replaced by their fragments.
+    pub fn step(&mut self) -> StepReport {
+        self.before.clear();
+        self.before.resize(self.bodies.len(), Kinematics::default());
+        for (i, body) in self.bodies.iter().enumerate() {
+            if let Some(body) = body {
+                self.before[i] = Kinematics::of(&self.physics.bodies[body.handle], &self.units);
+            }
+        }
+        let t = Instant::now();
+        self.physics.step();
+        let physics_ms = t.elapsed().as_secs_f64() * 1e3;
+        self.time_s += self.settings.time_step_s;
+        self.steps += 1;
+        let t = Instant::now();
+        let fracture_events = self.fracture_step();
+        StepReport {
+            physics_ms,
+            fracture_ms: t.elapsed().as_secs_f64() * 1e3,
+            fracture_events,
+        }
+    }
+
+    /// A hash of every live body's id, pose and velocities (bit patterns):
+    /// equal hashes mean identical states.
+    pub fn state_hash(&self) -> u64 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for (id, body) in self.bodies() {
+            let rb = &self.physics.bodies[body.handle];
+            hasher.update(&id.0.to_le_bytes());
+            let p = rb.position();
+            let values = [
+                p.translation.to_array(),
+                rb.linvel().to_array(),
+                rb.angvel().to_array(),
+            ];
+            for v in values.iter().flatten().chain(&p.rotation.to_array()) {
+                hasher.update(&v.to_bits().to_le_bytes());
+            }
+        }
+        hasher.digest()
+    }
+
+    /// The world-space surfaces of all live bodies (metres).
+    pub fn world_surfaces(&self) -> impl Iterator<Item = (BodyId, Vec<Point3<f64>>, &[[u32; 3]])> {
+        self.bodies().map(|(id, body)| {
+            let pose = self.units.pose_to_si(self.physics.bodies[body.handle].position());
+            let points = body.surface.points.iter().map(|p| pose * p).collect();
+            (id, points, body.surface.triangles.as_slice())
+        })
+    }
+
+    fn push_body(&mut self, body: WorldBody) -> BodyId {
+        let id = BodyId(self.bodies.len() as u32);
+        self.physics.bodies[body.handle].user_data = u128::from(id.0);
+        self.parents.push(body.parent);
+        self.bodies.push(Some(body));
+        id
+    }
+
+    fn body_velocity(&self, id: BodyId) -> Option<(Vector3<f64>, Vector3<f64>, Point3<f64>)> {
+        let rb = &self.physics.bodies[self.body(id)?.handle];
+        let k = Kinematics::of(rb, &self.units);
+        Some((k.linvel_m_s, vector(rb.angvel()), k.com_m))
+    }
+}
