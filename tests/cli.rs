@@ -311,3 +311,67 @@ fn devices_lists_the_shipped_profiles() {
         .collect();
     assert!(names.contains(&"tessera open arm") && names.contains(&"tessera simulated arm"));
 }
+
+#[test]
+fn drop_json_reports_each_height_and_writes_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let frames = dir.path().join("frames");
+    let out = tessera(
+        &[
+            "drop",
+            "--heights",
+            "0:4:4",
+            "--seed",
+            "1",
+            "--json",
+            "--frames",
+            frames.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["height_m"], 0.0);
+    assert_eq!(runs[0]["broke"], false);
+    assert_eq!(runs[0]["fragments"], 1);
+    assert_eq!(runs[0]["crack_area_m2"], 0.0);
+    assert_eq!(runs[1]["height_m"], 4.0);
+    assert_eq!(runs[1]["broke"], true);
+    assert!(runs[1]["fragments"].as_u64().unwrap() >= 2);
+    assert!(runs[1]["crack_area_m2"].as_f64().unwrap() > 0.0);
+    assert!(runs[1]["peak_contact_impulse_n_s"].as_f64().unwrap() > 0.5);
+    let written = std::fs::read_dir(frames.join("h4.000")).unwrap().count();
+    assert!(written > 50, "{written} frames for a ~1.1 s run at 10 ms");
+    let first = std::fs::read_to_string(frames.join("h4.000/frame_00000.obj")).unwrap();
+    assert!(first.lines().any(|l| l.starts_with("f ")));
+
+    let bad = tessera(&["drop", "--heights", "1:0:0.5"], dir.path());
+    assert!(!bad.status.success());
+    let message = String::from_utf8_lossy(&bad.stderr);
+    assert!(message.contains("--heights `1:0:0.5`"), "{message}");
+    let no_drop = tessera(&["drop", "--scene", "cube-pile", "--height", "1"], dir.path());
+    let message = String::from_utf8_lossy(&no_drop.stderr);
+    assert!(message.contains("cube-pile.toml") && message.contains("[drop]"), "{message}");
+    let unknown = tessera(&["drop", "--scene", "nowhere", "--height", "1"], dir.path());
+    let message = String::from_utf8_lossy(&unknown.stderr);
+    assert!(message.contains("nowhere") && message.contains("tile-on-supports"), "{message}");
+}
+
+#[test]
+fn run_json_reports_step_statistics_and_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tessera(
+        &["run", "--scene", "cube-basin", "--count", "40", "--seconds", "0.5", "--json"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["bodies_start"], 45);
+    assert_eq!(json["step_ms"]["steps"], 50);
+    let s = &json["step_ms"];
+    assert!(s["mean"].as_f64().unwrap() <= s["max"].as_f64().unwrap());
+    assert!(s["p99"].as_f64().unwrap() <= s["max"].as_f64().unwrap());
+    assert_eq!(json["fracture_events"].as_array().unwrap().len(), 0);
+}

@@ -45,6 +45,11 @@ pub struct BreakableBody {
 pub(super) struct Region {
     pub(super) tets: Arc<[bool]>,
     nodes: Arc<[bool]>,
+    /// Tets where a later gap is the fragment's: all its tets, cut ones
+    /// included (a new crack that splits the fragment's nodes in a tet it
+    /// shares with a sibling leaves the gap there), except those already
+    /// holding a gap at the split (that gap was a fragment of its own).
+    gap_tets: Arc<[bool]>,
 }
 
 impl BreakableBody {
@@ -147,7 +152,7 @@ impl BreakableBody {
                 .collect();
             pieces.retain(|f| {
                 if f.is_gap {
-                    f.tets.iter().all(|&t| region.tets[t as usize])
+                    f.tets.iter().all(|&t| region.gap_tets[t as usize])
                 } else {
                     ours.contains(&f.id)
                 }
@@ -161,10 +166,15 @@ impl BreakableBody {
     /// tets (its cut tets are damaged and cannot crack again).
     pub fn fragment_body(&self, fragment: &Fragment) -> Self {
         let mut tets = vec![false; self.mesh.tet_count()];
+        let mut gap_tets = vec![false; self.mesh.tet_count()];
+        let ids = self.state.node_fragments();
         for &t in &fragment.tets {
             tets[t as usize] = !self.state.is_damaged(t as usize);
+            let mut tet_ids = self.mesh.tets()[t as usize].map(|n| ids[n as usize]);
+            tet_ids.sort_unstable();
+            let distinct = 1 + tet_ids.windows(2).filter(|w| w[0] != w[1]).count();
+            gap_tets[t as usize] = !fragment.is_gap && distinct < 3;
         }
-        let ids = self.state.node_fragments();
         let nodes: Vec<bool> = ids
             .iter()
             .map(|&id| id == fragment.id && !fragment.is_gap)
@@ -179,6 +189,7 @@ impl BreakableBody {
             region: Some(Region {
                 tets: tets.into(),
                 nodes: nodes.into(),
+                gap_tets: gap_tets.into(),
             }),
             weak_points,
             crack_seed: self.crack_seed ^ fragment.id.wrapping_mul(0x2545_f491),

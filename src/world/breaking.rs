@@ -40,9 +40,11 @@ pub struct FractureEvent {
     pub crack_area_m2: f64,
     /// The bodies that replaced it (empty if the cracks did not split it).
     pub fragments: Vec<BodyId>,
-    /// Pieces removed as debris (below `debris_volume_m3`) and their mass.
+    /// Pieces removed as debris (below `debris_volume_m3`), their mass and
+    /// the momentum they took out of the world.
     pub debris: usize,
     pub debris_mass_kg: f64,
+    pub debris_momentum_n_s: [f64; 3],
     pub parent_mass_kg: f64,
     pub fragments_mass_kg: f64,
     /// The parent's momentum before the step, the normal contact impulses
@@ -180,6 +182,7 @@ impl World {
             fragments: Vec::new(),
             debris: 0,
             debris_mass_kg: 0.0,
+            debris_momentum_n_s: [0.0; 3],
             parent_mass_kg,
             fragments_mass_kg: 0.0,
             momentum_before_n_s: (before.linvel_m_s * parent_mass_kg).into(),
@@ -251,16 +254,18 @@ impl World {
         self.physics.remove_body(parent.handle);
         let breakable = parent.breakable.as_ref().expect("a broken body is breakable");
         let mut momentum = Vector3::zeros();
+        let mut debris_momentum = Vector3::zeros();
         for piece in pieces {
+            let velocity = linvel + angvel.cross(&(pose * piece.centroid_m - com));
             let shape = (piece.volume_m3 >= self.settings.debris_volume_m3)
                 .then(|| fragment_shape(piece, &self.units))
                 .flatten();
             let Some(shape) = shape else {
                 event.debris += 1;
                 event.debris_mass_kg += piece.mass_kg;
+                debris_momentum += velocity * piece.mass_kg;
                 continue;
             };
-            let velocity = linvel + angvel.cross(&(pose * piece.centroid_m - com));
             let mass_properties = MassProperties::with_inertia_matrix(
                 self.units.point_to_sim(&piece.centroid_m),
                 piece.mass_kg as f32,
@@ -306,5 +311,6 @@ impl World {
             event.fragments.push(child);
         }
         event.fragments_momentum_n_s = momentum.into();
+        event.debris_momentum_n_s = debris_momentum.into();
     }
 }

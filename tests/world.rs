@@ -1,0 +1,263 @@
+//! The global world: scenes, breakable bodies under contact, fragments.
+
+use nalgebra::Vector3;
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+use tessera::config::{MaterialLibrary, Scene};
+use tessera::world::{drop_run, place_above, SceneAssets, World};
+
+fn scene_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/scenes/{name}.toml"))
+}
+
+fn load(name: &str) -> (Scene, SceneAssets) {
+    let scene = Scene::load(&scene_path(name)).expect("shipped scene is valid");
+    let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {})
+        .expect("shipped scene builds");
+    (scene, assets)
+}
+
+fn parse(text: &str) -> Result<Scene, String> {
+    Scene::parse(text, Path::new("scenes/test.toml")).map_err(|e| e.to_string())
+}
+
+const BALL_ON_BOX: &str = r#"
+[[body]]
+name = "ground"
+kind = "static"
+shape = { type = "box", size_m = [1.0, 1.0, 0.1] }
+material = "concrete"
+
+[[body]]
+name = "ball"
+kind = "dynamic"
+shape = { type = "sphere", radius_m = 0.01 }
+material = "steel"
+position_m = [0.0, 0.0, 0.2]
+"#;
+
+#[test]
+fn every_shipped_scene_parses() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/scenes");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        names.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        ["bricks", "cube-basin", "cube-pile", "plates-on-shelf", "tile-on-supports"]
+    );
+}
+
+#[test]
+fn scene_errors_name_file_body_and_field() {
+    let unknown_key = parse(&BALL_ON_BOX.replace("position_m = [0.0, 0.0, 0.2]", "positon_m = [0.0, 0.0, 0.2]"))
+        .unwrap_err();
+    assert!(unknown_key.contains("scenes/test.toml"), "{unknown_key}");
+    assert!(unknown_key.contains("positon_m"), "{unknown_key}");
+    assert!(unknown_key.contains("line"), "{unknown_key}");
+
+    let negative = parse(&BALL_ON_BOX.replace("radius_m = 0.01", "radius_m = -0.01")).unwrap_err();
+    assert!(negative.contains("body `ball`") && negative.contains("shape.radius_m"), "{negative}");
+
+    let shape = parse(&BALL_ON_BOX.replace("type = \"sphere\"", "type = \"cone\"")).unwrap_err();
+    assert!(shape.contains("cone"), "{shape}");
+
+    let twice = parse(&BALL_ON_BOX.replace("name = \"ball\"", "name = \"ground\"")).unwrap_err();
+    assert!(twice.contains("name") && twice.contains("earlier"), "{twice}");
+
+    let restitution = parse(&format!("{BALL_ON_BOX}restitution = 1.5\n")).unwrap_err();
+    assert!(restitution.contains("restitution"), "{restitution}");
+
+    let drop = parse(&format!("{BALL_ON_BOX}\n[drop]\nbody = \"ball\"\ntarget = \"tile\"\n"))
+        .unwrap_err();
+    assert!(drop.contains("[drop]") && drop.contains("`tile`"), "{drop}");
+
+    let breakable_static = parse(&BALL_ON_BOX.replace(
+        "shape = { type = \"box\", size_m = [1.0, 1.0, 0.1] }",
+        "shape = { type = \"tet-mesh\", mesh = \"box:1,1,0.1:2,2,1\" }",
+    ))
+    .unwrap_err();
+    assert!(breakable_static.contains("body `ground`") && breakable_static.contains("kind"), "{breakable_static}");
+
+    let scene = parse(&BALL_ON_BOX.replace("\"steel\"", "\"unobtainium\"")).unwrap();
+    let material = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {})
+        .err()
+        .expect("unknown material")
+        .to_string();
+    assert!(material.contains("unobtainium") && material.contains("steel"), "{material}");
+}
+
+#[test]
+fn array_fills_rows_then_layers_and_takes_a_count() {
+    let (mut scene, _) = (Scene::load(&scene_path("cube-basin")).unwrap(), ());
+    scene.set_array_count(300).unwrap();
+    let cube = scene.body("cube").unwrap();
+    let positions = cube.positions_m();
+    assert_eq!(positions.len(), 300);
+    let [x0, y0, z0] = cube.position_m;
+    let d = cube.array.as_ref().unwrap().spacing_m;
+    // 12 × 12 per layer: copy 145 is the second of the second row of layer 1.
+    let p = positions[145];
+    for (got, want) in p.iter().zip([x0 + d[0], y0, z0 + d[2]]) {
+        assert!((got - want).abs() < 1e-12, "{p:?}");
+    }
+    let mut pile = Scene::load(&scene_path("tile-on-supports")).unwrap();
+    assert!(pile.set_array_count(3).is_ok(), "the supports are the one array");
+    let mut two = Scene::load(&scene_path("plates-on-shelf")).unwrap();
+    assert!(two.set_array_count(3).is_err());
+}
+
+#[test]
+fn a_falling_ball_lands_and_momentum_follows_gravity() {
+    let scene = parse(BALL_ON_BOX).unwrap();
+    let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {}).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 0).unwrap();
+    let ball = world.find("ball").unwrap();
+    let mass = world.motion(ball).unwrap().mass_kg;
+    let expected = 7850.0 * 4.0 / 3.0 * std::f64::consts::PI * 0.01f64.powi(3);
+    assert!((mass - expected).abs() < 1e-4 * expected, "{mass} vs {expected}");
+    for _ in 0..100 {
+        world.step();
+    }
+    // Free fall for 0.1 s: p = m g t.
+    let p = world.motion(ball).unwrap().momentum_n_s;
+    assert!((p[2] + mass * 9.81 * 0.1).abs() < 1e-3 * mass * 9.81 * 0.1, "{p:?}");
+    for _ in 0..900 {
+        world.step();
+    }
+    let at_rest = world.pose(ball).unwrap().translation.z;
+    // The ground's top is at z = 0.05 (a 10 cm box centred at the origin).
+    assert!((at_rest - 0.06).abs() < 2e-3, "ball centre at {at_rest}");
+}
+
+#[test]
+fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
+    let (scene, assets) = load("tile-on-supports");
+    let rest = drop_run(&scene, &assets, 0.0, 1, None).unwrap();
+    assert!(!rest.broke && rest.fragments == 1 && rest.crack_area_m2 == 0.0, "{rest:?}");
+
+    let mut world = World::from_scene(&scene, &assets, 1).unwrap();
+    let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
+    let tile_mass = world.motion(tile).unwrap().mass_kg;
+    assert!((tile_mass - 1738.0 * 0.15 * 0.15 * 0.006).abs() < 1e-9 * tile_mass);
+    place_above(&mut world, ball, tile, 4.0);
+    let mut event = None;
+    for _ in 0..1200 {
+        world.step();
+        if let Some(e) = world.events().iter().find(|e| !e.fragments.is_empty()) {
+            event = Some(e.clone());
+            break;
+        }
+    }
+    let event = event.expect("a 4 m drop breaks the tile");
+    assert_eq!(event.body, tile);
+    assert!(event.fragments.len() >= 2, "{event:?}");
+    assert!(world.body(tile).is_none(), "the broken tile is replaced");
+    // Mass: the pieces (and any debris) are the tile.
+    let pieces: f64 = event
+        .fragments
+        .iter()
+        .map(|&f| world.motion(f).unwrap().mass_kg)
+        .sum();
+    assert!(
+        (pieces + event.debris_mass_kg - tile_mass).abs() < 1e-9 * tile_mass,
+        "{pieces} + {} vs {tile_mass}",
+        event.debris_mass_kg
+    );
+    // Momentum: the pieces carry the parent's momentum after the step, which
+    // is its momentum before plus the step's contact impulses and gravity.
+    let fragments: Vector3<f64> = event
+        .fragments
+        .iter()
+        .map(|&f| Vector3::from(world.motion(f).unwrap().momentum_n_s))
+        .sum();
+    let after = Vector3::from(event.momentum_after_n_s);
+    let impulse = Vector3::from(event.contact_impulse_n_s);
+    let debris = Vector3::from(event.debris_momentum_n_s);
+    assert!(
+        (fragments + debris - after).norm() < 1e-5 * after.norm(),
+        "{fragments} + {debris} vs {after}"
+    );
+    let gravity = Vector3::new(0.0, 0.0, -9.81) * tile_mass * scene.world.time_step_s;
+    let predicted = Vector3::from(event.momentum_before_n_s) + impulse + gravity;
+    assert!(
+        (after - predicted).norm() < 0.02 * impulse.norm(),
+        "after {after}, before + impulses {predicted}"
+    );
+    assert!(impulse.z < -0.3, "the ball pushes the tile down: {impulse}");
+}
+
+#[test]
+fn same_scene_and_seed_give_identical_states() {
+    let (scene, assets) = load("bricks");
+    let run = |seed| {
+        let mut world = World::from_scene(&scene, &assets, seed).unwrap();
+        for _ in 0..40 {
+            world.step();
+        }
+        (world.state_hash(), world.body_count(), world.events().len())
+    };
+    let first = run(3);
+    assert!(first.2 > 0, "the bricks break within 0.4 s");
+    assert_eq!(first, run(3));
+}
+
+#[test]
+fn fragments_break_again() {
+    let (scene, assets) = load("bricks");
+    let mut world = World::from_scene(&scene, &assets, 0).unwrap();
+    for _ in 0..150 {
+        world.step();
+    }
+    let again = world
+        .events()
+        .iter()
+        .filter(|e| world.body(e.body).map_or(true, |_| true) && e.name.contains('/'))
+        .count();
+    assert!(again > 0, "some fragment cracked again");
+    for event in world.events() {
+        let total = event.fragments_mass_kg + event.debris_mass_kg;
+        if !event.fragments.is_empty() {
+            assert!((total - event.parent_mass_kg).abs() < 1e-9 * event.parent_mass_kg, "{event:?}");
+        }
+    }
+}
+
+#[test]
+fn a_pile_of_fifty_cubes_stands_for_ten_seconds() {
+    let (scene, assets) = load("cube-pile");
+    let mut world = World::from_scene(&scene, &assets, 0).unwrap();
+    let start: Vec<_> = world
+        .bodies()
+        .filter(|(_, b)| b.name.starts_with("cube#"))
+        .map(|(id, _)| (id, world.pose(id).unwrap().translation.vector))
+        .collect();
+    assert_eq!(start.len(), 50);
+    assert_eq!(scene.world.time_step_s, 1e-3);
+    for _ in 0..10_000 {
+        world.step();
+    }
+    for (id, p0) in start {
+        let p = world.pose(id).unwrap();
+        let moved = (p.translation.vector - p0).norm();
+        assert!(moved < 5e-3, "cube {id:?} moved {moved} m");
+        let tilt = p.rotation.angle();
+        assert!(tilt < 0.02, "cube {id:?} tilted {tilt} rad");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Arbitrary edits of a valid scene never panic the parser.
+    #[test]
+    fn scene_parser_never_panics(cut in 0usize..400, insert in "[ -~\n]{0,12}") {
+        let mut text = BALL_ON_BOX.to_string();
+        let at = cut.min(text.len());
+        text.insert_str(at, &insert);
+        let _ = parse(&text);
+    }
+}
