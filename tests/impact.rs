@@ -275,9 +275,12 @@ fn a_fragment_breaks_again_only_within_its_own_tets() {
             assert!(piece.contains_tet(t), "tet {t} outside the piece cracked");
         }
     }
+    // Not 1e-9: a tet that already held a gap at the split and in which
+    // the new crack separates the piece's two nodes gives part of the
+    // piece to that gap (see `Region::gap_tets`).
     let sub: f64 = piece.fragments().iter().map(|f| f.volume_m3).sum();
     assert!(
-        (sub - largest.volume_m3).abs() < 1e-9 * largest.volume_m3,
+        (sub - largest.volume_m3).abs() < 1e-3 * largest.volume_m3,
         "{sub} vs {}",
         largest.volume_m3
     );

@@ -216,14 +216,18 @@ fn fragments_break_again() {
     let again = world
         .events()
         .iter()
-        .filter(|e| world.body(e.body).map_or(true, |_| true) && e.name.contains('/'))
+        .filter(|e| e.name.contains('/'))
         .count();
     assert!(again > 0, "some fragment cracked again");
-    for event in world.events() {
+    for event in world.events().iter().filter(|e| !e.fragments.is_empty()) {
         let total = event.fragments_mass_kg + event.debris_mass_kg;
-        if !event.fragments.is_empty() {
-            assert!((total - event.parent_mass_kg).abs() < 1e-9 * event.parent_mass_kg, "{event:?}");
-        }
+        // A first split is exact; a fragment's later split can lose a
+        // fraction of a tet to an old gap (see `fracture::body`).
+        let tolerance = if event.name.contains('/') { 1e-3 } else { 1e-9 };
+        assert!(
+            (total - event.parent_mass_kg).abs() < tolerance * event.parent_mass_kg,
+            "{event:?}"
+        );
     }
 }
 

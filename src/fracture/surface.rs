@@ -14,7 +14,27 @@ pub struct CrackSurface {
     to_local: Matrix3<f64>,
     amplitude_m: f64,
     frequency_per_m: f64,
-    noise: Fbm<Perlin>,
+    /// Where this crack reads the shared noise field (lattice units).
+    noise_offset: [f64; 2],
+}
+
+/// One fractal Perlin field serves every crack; a crack's seed picks its
+/// window into it. Building an `Fbm` shuffles a permutation table per
+/// octave, which cost more than the rest of a small crack.
+fn noise_field() -> &'static Fbm<Perlin> {
+    static FIELD: std::sync::OnceLock<Fbm<Perlin>> = std::sync::OnceLock::new();
+    FIELD.get_or_init(|| Fbm::new(0x7e55_e7a))
+}
+
+/// The window of `seed` into the noise field: two coordinates in [0, 256)
+/// (Perlin's lattice period) from a 64-bit mix of the seed.
+fn noise_offset(seed: u32) -> [f64; 2] {
+    let mut z = u64::from(seed).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    let unit = |bits: u64| (bits & 0xff_ffff) as f64 / f64::from(1u32 << 24);
+    [256.0 * unit(z), 256.0 * unit(z >> 32)]
 }
 
 impl CrackSurface {
@@ -38,7 +58,7 @@ impl CrackSurface {
             to_local: Matrix3::from_rows(&[perp1.transpose(), d.transpose(), perp2.transpose()]),
             amplitude_m,
             frequency_per_m,
-            noise: Fbm::new(seed),
+            noise_offset: noise_offset(seed),
         }
     }
 
@@ -57,9 +77,8 @@ impl CrackSurface {
         if self.amplitude_m == 0.0 {
             return q.y;
         }
+        let [u, v] = self.noise_offset;
         q.y - self.amplitude_m
-            * self
-                .noise
-                .get([self.frequency_per_m * q.x, self.frequency_per_m * q.z])
+            * noise_field().get([u + self.frequency_per_m * q.x, v + self.frequency_per_m * q.z])
     }
 }

@@ -11,8 +11,13 @@ use rapier3d::dynamics::RigidBodyBuilder;
 use rapier3d::dynamics::MassProperties;
 use rapier3d::geometry::ColliderBuilder;
 use serde::Serialize;
+use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// A held load is checked again once it exceeds the last checked one by
+/// this factor.
+const STATIC_GROWTH: f64 = 1.1;
 
 /// Why a fracture check ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -59,6 +64,21 @@ pub struct FractureEvent {
     pub insertion_ms: f64,
 }
 
+/// One body's fracture check: planned from the step's contacts, run in
+/// parallel with the others, then finished.
+struct Check {
+    id: BodyId,
+    kind: FractureKind,
+    points: Vec<ContactPoint>,
+    loads: Vec<StaticLoad>,
+    impactor: Impactor,
+    held_force_n: f64,
+    /// The body's fracture side, taken out of the world while it runs.
+    body: Option<Breakable>,
+    outcome: Option<ImpactOutcome>,
+    fracture_ms: f64,
+}
+
 impl World {
     /// Runs the fracture checks the last step's contacts call for; returns
     /// how many bodies cracked.
@@ -71,9 +91,44 @@ impl World {
         self.gather_contacts(&breakable, &mut contacts);
         // Per body in id order: deterministic whatever the pair order.
         contacts.sort_by_key(|c| c.body);
+        // Plan every body's check, run them in parallel (each touches only
+        // its own fracture state), then replace broken bodies in id order.
+        let mut checks: Vec<Check> = contacts
+            .chunk_by(|a, b| a.body == b.body)
+            .filter_map(|group| self.plan_check(group))
+            .collect();
+        for check in &mut checks {
+            check.body = self.bodies[check.id.0 as usize]
+                .as_mut()
+                .and_then(|b| b.breakable.take());
+        }
+        let settings = self.fracture_settings;
+        checks.par_iter_mut().for_each(|check| {
+            let start = Instant::now();
+            let body = &mut check.body.as_mut().expect("planned bodies are breakable").body;
+            check.outcome = Some(match check.kind {
+                FractureKind::Impact => body.impact(&check.points, &check.impactor, &settings),
+                FractureKind::Static => body.static_load(&check.loads, &settings),
+            });
+            check.fracture_ms = start.elapsed().as_secs_f64() * 1e3;
+        });
         let mut cracked = 0;
-        for group in contacts.chunk_by(|a, b| a.body == b.body) {
-            if self.check_body(group) {
+        for mut check in checks {
+            let mut breakable = check.body.take().expect("taken above");
+            if check.kind == FractureKind::Static {
+                breakable.last_static_check_s = self.time_s;
+                breakable.last_static_force_n = check.held_force_n;
+            }
+            let id = check.id;
+            if let Some(body) = self.bodies[id.0 as usize].as_mut() {
+                body.breakable = Some(breakable);
+            }
+            let group: Vec<BodyContact> = contacts
+                .iter()
+                .filter(|c| c.body == id)
+                .copied()
+                .collect();
+            if self.finish_check(&group, check) {
                 cracked += 1;
             }
         }
@@ -81,36 +136,46 @@ impl World {
         cracked
     }
 
-    /// One breakable body's contacts of the step: an impact event if any
-    /// approached fast enough, otherwise (at most every
-    /// `static_check_interval_s`) the quasi-static check of the held loads.
-    fn check_body(&mut self, contacts: &[BodyContact]) -> bool {
+    /// What one breakable body's contacts of the step call for: an impact
+    /// event if any approached fast enough, otherwise (at most every
+    /// `static_check_interval_s`, and only for a grown load) the
+    /// quasi-static check of the held loads; `None` for no check.
+    fn plan_check(&self, contacts: &[BodyContact]) -> Option<Check> {
         let id = contacts[0].body;
         let impacts: Vec<&BodyContact> = contacts
             .iter()
             .filter(|c| c.approach_speed_m_s > self.settings.impact_speed_m_s)
             .collect();
+        let dt = self.settings.time_step_s;
+        let held_force_n = contacts.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b) / dt;
         let kind = if impacts.is_empty() {
-            let last = self.bodies[id.0 as usize]
-                .as_ref()
-                .and_then(|b| b.breakable.as_ref())
-                .map_or(f64::NEG_INFINITY, |b| b.last_static_check_s);
-            if self.time_s - last < self.settings.static_check_interval_s {
-                return false;
+            // The static response is linear in the load: a held load is
+            // checked again only once it has grown by STATIC_GROWTH.
+            let breakable = self.body(id)?.breakable.as_ref()?;
+            if self.time_s - breakable.last_static_check_s < self.settings.static_check_interval_s
+                || held_force_n <= STATIC_GROWTH * breakable.last_static_force_n
+            {
+                return None;
             }
             FractureKind::Static
         } else {
             FractureKind::Impact
         };
-        let Some(pose) = self.pose(id) else {
-            return false;
+        let inverse = self.pose(id)?.inverse();
+        let mut check = Check {
+            id,
+            kind,
+            points: Vec::new(),
+            loads: Vec::new(),
+            impactor: Impactor::steel_ball(),
+            held_force_n,
+            body: None,
+            outcome: None,
+            fracture_ms: 0.0,
         };
-        let inverse = pose.inverse();
-        let dt = self.settings.time_step_s;
-        let start = Instant::now();
-        let outcome: ImpactOutcome = match kind {
+        match kind {
             FractureKind::Impact => {
-                let points: Vec<ContactPoint> = impacts
+                check.points = impacts
                     .iter()
                     .map(|c| ContactPoint {
                         point_m: inverse * c.point_m,
@@ -123,31 +188,34 @@ impl World {
                     .iter()
                     .max_by(|a, b| a.impulse_n_s.total_cmp(&b.impulse_n_s))
                     .expect("impacts is not empty");
-                let impactor = self.impactor(id, strongest.other);
-                let settings = self.fracture_settings;
-                let breakable = self.breakable_mut(id);
-                breakable.body.impact(&points, &impactor, &settings)
+                check.impactor = self.impactor(id, strongest.other);
             }
             FractureKind::Static => {
-                let loads: Vec<StaticLoad> = contacts
+                check.loads = contacts
                     .iter()
                     .map(|c| StaticLoad {
                         point_m: inverse * c.point_m,
                         force_n: inverse * c.normal * (c.impulse_n_s / dt),
                     })
                     .collect();
-                let settings = self.fracture_settings;
-                let now = self.time_s;
-                let breakable = self.breakable_mut(id);
-                breakable.last_static_check_s = now;
-                breakable.body.static_load(&loads, &settings)
             }
-        };
+        }
+        Some(check)
+    }
+
+    /// Records the event of a check that cracked its body and replaces the
+    /// body by its pieces if the cracks split it.
+    fn finish_check(&mut self, contacts: &[BodyContact], check: Check) -> bool {
+        let (id, kind) = (check.id, check.kind);
+        let outcome = check.outcome.expect("every planned check ran");
+        let impacts: Vec<&BodyContact> = contacts
+            .iter()
+            .filter(|c| c.approach_speed_m_s > self.settings.impact_speed_m_s)
+            .collect();
         tracing::debug!(
             body = id.0,
             ?kind,
             contacts = contacts.len(),
-            impulse_n_s = impacts.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b),
             peak_stress_pa = outcome.peak_stress_pa,
             cracks = outcome.cracks.len(),
             "fracture check"
@@ -155,7 +223,7 @@ impl World {
         if outcome.cracks.is_empty() {
             return false;
         }
-        let fracture_ms = start.elapsed().as_secs_f64() * 1e3;
+        let fracture_ms = check.fracture_ms;
         let used: Vec<&BodyContact> = match kind {
             FractureKind::Impact => impacts,
             FractureKind::Static => contacts.iter().collect(),
@@ -211,13 +279,6 @@ impl World {
         );
         self.events.push(event);
         true
-    }
-
-    fn breakable_mut(&mut self, id: BodyId) -> &mut Breakable {
-        self.bodies[id.0 as usize]
-            .as_mut()
-            .and_then(|b| b.breakable.as_mut())
-            .expect("only breakable bodies are checked")
     }
 
     /// The other body of an impact for Hertz's contact duration: its
@@ -289,6 +350,7 @@ impl World {
                 .then(|| Breakable {
                     body: breakable.body.fragment_body(piece),
                     last_static_check_s: self.time_s,
+                    last_static_force_n: 0.0,
                 });
             momentum += velocity * piece.mass_kg;
             event.fragments_mass_kg += piece.mass_kg;

@@ -179,6 +179,7 @@ impl World {
                             Some(Breakable {
                                 body,
                                 last_static_check_s: f64::NEG_INFINITY,
+                                last_static_force_n: 0.0,
                             }),
                         )
                     }

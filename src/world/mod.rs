@@ -64,6 +64,8 @@ pub struct WorldBody {
 pub struct Breakable {
     pub body: BreakableBody,
     last_static_check_s: f64,
+    /// Total held force at the last quasi-static check (N).
+    last_static_force_n: f64,
 }
 
 /// Mass, momentum and kinetic energy of a body (Glondu eq. 4.3), SI.

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Per-step time (mean, p99, max) of the world benchmarks' scenes, through
+# `tessera run --json`: cube-basin with 500/1000/2000 cubes over 3 s and
+# bricks over 2 s (10 ms steps).
+#   tools/world_steps.sh
+set -eu
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+bin=target/release/tessera
+row() {
+    python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s = d["step_ms"]
+frags = sum(len(e["fragments"]) for e in d["fracture_events"])
+print(f"{sys.argv[1]:<18} {d[\"bodies_start\"]:>6} {d[\"bodies_end\"]:>6} {s[\"mean\"]:>9.3f} {s[\"p99\"]:>9.3f} {s[\"max\"]:>9.3f} {len(d[\"fracture_events\"]):>7} {frags:>9}")
+' "$1"
+}
+echo "scene              bodies   end   mean_ms    p99_ms    max_ms  events fragments"
+for n in 500 1000 2000; do
+    "$bin" run --scene cube-basin --count "$n" --seconds 3 --json | row "cube-basin $n"
+done
+"$bin" run --scene bricks --seconds 2 --json | row "bricks"
