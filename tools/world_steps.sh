@@ -12,8 +12,10 @@ row() {
 import json, sys
 d = json.load(sys.stdin)
 s = d["step_ms"]
-frags = sum(len(e["fragments"]) for e in d["fracture_events"])
-print(f"{sys.argv[1]:<18} {d[\"bodies_start\"]:>6} {d[\"bodies_end\"]:>6} {s[\"mean\"]:>9.3f} {s[\"p99\"]:>9.3f} {s[\"max\"]:>9.3f} {len(d[\"fracture_events\"]):>7} {frags:>9}")
+events = d["fracture_events"]
+frags = sum(len(e["fragments"]) for e in events)
+cells = (sys.argv[1], d["bodies_start"], d["bodies_end"], s["mean"], s["p99"], s["max"], len(events), frags)
+print("%-18s %6d %6d %9.3f %9.3f %9.3f %7d %9d" % cells)
 ' "$1"
 }
 echo "scene              bodies   end   mean_ms    p99_ms    max_ms  events fragments"
