@@ -28,8 +28,14 @@ fn world_steps(c: &mut Criterion) {
     let library = MaterialLibrary::builtin();
     let cache = ModalCache::new(default_cache_dir());
     let mut group = c.benchmark_group("world-run");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
-    let counts: &[usize] = if bench_mode { &[500, 1000, 2000] } else { &[500] };
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    let counts: &[usize] = if bench_mode {
+        &[500, 1000, 2000]
+    } else {
+        &[500]
+    };
     let steps = if bench_mode { 100 } else { 10 };
     for &count in counts {
         let mut basin = scene("cube-basin");

@@ -329,7 +329,11 @@ fn drop_json_reports_each_height_and_writes_frames() {
         ],
         dir.path(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let runs = json["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
@@ -351,22 +355,44 @@ fn drop_json_reports_each_height_and_writes_frames() {
     assert!(!bad.status.success());
     let message = String::from_utf8_lossy(&bad.stderr);
     assert!(message.contains("--heights `1:0:0.5`"), "{message}");
-    let no_drop = tessera(&["drop", "--scene", "cube-pile", "--height", "1"], dir.path());
+    let no_drop = tessera(
+        &["drop", "--scene", "cube-pile", "--height", "1"],
+        dir.path(),
+    );
     let message = String::from_utf8_lossy(&no_drop.stderr);
-    assert!(message.contains("cube-pile.toml") && message.contains("[drop]"), "{message}");
+    assert!(
+        message.contains("cube-pile.toml") && message.contains("[drop]"),
+        "{message}"
+    );
     let unknown = tessera(&["drop", "--scene", "nowhere", "--height", "1"], dir.path());
     let message = String::from_utf8_lossy(&unknown.stderr);
-    assert!(message.contains("nowhere") && message.contains("tile-on-supports"), "{message}");
+    assert!(
+        message.contains("nowhere") && message.contains("tile-on-supports"),
+        "{message}"
+    );
 }
 
 #[test]
 fn run_json_reports_step_statistics_and_events() {
     let dir = tempfile::tempdir().unwrap();
     let out = tessera(
-        &["run", "--scene", "cube-basin", "--count", "40", "--seconds", "0.5", "--json"],
+        &[
+            "run",
+            "--scene",
+            "cube-basin",
+            "--count",
+            "40",
+            "--seconds",
+            "0.5",
+            "--json",
+        ],
         dir.path(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["bodies_start"], 45);
     assert_eq!(json["step_ms"]["steps"], 50);

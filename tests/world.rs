@@ -48,32 +48,49 @@ fn every_shipped_scene_parses() {
     names.sort();
     assert_eq!(
         names,
-        ["bricks", "cube-basin", "cube-pile", "plates-on-shelf", "tile-on-supports"]
+        [
+            "bricks",
+            "cube-basin",
+            "cube-pile",
+            "plates-on-shelf",
+            "tile-on-supports"
+        ]
     );
 }
 
 #[test]
 fn scene_errors_name_file_body_and_field() {
-    let unknown_key = parse(&BALL_ON_BOX.replace("position_m = [0.0, 0.0, 0.2]", "positon_m = [0.0, 0.0, 0.2]"))
-        .unwrap_err();
+    let unknown_key = parse(&BALL_ON_BOX.replace(
+        "position_m = [0.0, 0.0, 0.2]",
+        "positon_m = [0.0, 0.0, 0.2]",
+    ))
+    .unwrap_err();
     assert!(unknown_key.contains("scenes/test.toml"), "{unknown_key}");
     assert!(unknown_key.contains("positon_m"), "{unknown_key}");
     assert!(unknown_key.contains("line"), "{unknown_key}");
 
     let negative = parse(&BALL_ON_BOX.replace("radius_m = 0.01", "radius_m = -0.01")).unwrap_err();
-    assert!(negative.contains("body `ball`") && negative.contains("shape.radius_m"), "{negative}");
+    assert!(
+        negative.contains("body `ball`") && negative.contains("shape.radius_m"),
+        "{negative}"
+    );
 
     let shape = parse(&BALL_ON_BOX.replace("type = \"sphere\"", "type = \"cone\"")).unwrap_err();
     assert!(shape.contains("cone"), "{shape}");
 
     let twice = parse(&BALL_ON_BOX.replace("name = \"ball\"", "name = \"ground\"")).unwrap_err();
-    assert!(twice.contains("name") && twice.contains("earlier"), "{twice}");
+    assert!(
+        twice.contains("name") && twice.contains("earlier"),
+        "{twice}"
+    );
 
     let restitution = parse(&format!("{BALL_ON_BOX}restitution = 1.5\n")).unwrap_err();
     assert!(restitution.contains("restitution"), "{restitution}");
 
-    let drop = parse(&format!("{BALL_ON_BOX}\n[drop]\nbody = \"ball\"\ntarget = \"tile\"\n"))
-        .unwrap_err();
+    let drop = parse(&format!(
+        "{BALL_ON_BOX}\n[drop]\nbody = \"ball\"\ntarget = \"tile\"\n"
+    ))
+    .unwrap_err();
     assert!(drop.contains("[drop]") && drop.contains("`tile`"), "{drop}");
 
     let breakable_static = parse(&BALL_ON_BOX.replace(
@@ -81,14 +98,20 @@ fn scene_errors_name_file_body_and_field() {
         "shape = { type = \"tet-mesh\", mesh = \"box:1,1,0.1:2,2,1\" }",
     ))
     .unwrap_err();
-    assert!(breakable_static.contains("body `ground`") && breakable_static.contains("kind"), "{breakable_static}");
+    assert!(
+        breakable_static.contains("body `ground`") && breakable_static.contains("kind"),
+        "{breakable_static}"
+    );
 
     let scene = parse(&BALL_ON_BOX.replace("\"steel\"", "\"unobtainium\"")).unwrap();
     let material = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {})
         .err()
         .expect("unknown material")
         .to_string();
-    assert!(material.contains("unobtainium") && material.contains("steel"), "{material}");
+    assert!(
+        material.contains("unobtainium") && material.contains("steel"),
+        "{material}"
+    );
 }
 
 #[test]
@@ -106,7 +129,10 @@ fn array_fills_rows_then_layers_and_takes_a_count() {
         assert!((got - want).abs() < 1e-12, "{p:?}");
     }
     let mut pile = Scene::load(&scene_path("tile-on-supports")).unwrap();
-    assert!(pile.set_array_count(3).is_ok(), "the supports are the one array");
+    assert!(
+        pile.set_array_count(3).is_ok(),
+        "the supports are the one array"
+    );
     let mut two = Scene::load(&scene_path("plates-on-shelf")).unwrap();
     assert!(two.set_array_count(3).is_err());
 }
@@ -119,13 +145,19 @@ fn a_falling_ball_lands_and_momentum_follows_gravity() {
     let ball = world.find("ball").unwrap();
     let mass = world.motion(ball).unwrap().mass_kg;
     let expected = 7850.0 * 4.0 / 3.0 * std::f64::consts::PI * 0.01f64.powi(3);
-    assert!((mass - expected).abs() < 1e-4 * expected, "{mass} vs {expected}");
+    assert!(
+        (mass - expected).abs() < 1e-4 * expected,
+        "{mass} vs {expected}"
+    );
     for _ in 0..100 {
         world.step();
     }
     // Free fall for 0.1 s: p = m g t.
     let p = world.motion(ball).unwrap().momentum_n_s;
-    assert!((p[2] + mass * 9.81 * 0.1).abs() < 1e-3 * mass * 9.81 * 0.1, "{p:?}");
+    assert!(
+        (p[2] + mass * 9.81 * 0.1).abs() < 1e-3 * mass * 9.81 * 0.1,
+        "{p:?}"
+    );
     for _ in 0..900 {
         world.step();
     }
@@ -138,7 +170,10 @@ fn a_falling_ball_lands_and_momentum_follows_gravity() {
 fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
     let (scene, assets) = load("tile-on-supports");
     let rest = drop_run(&scene, &assets, 0.0, 1, None).unwrap();
-    assert!(!rest.broke && rest.fragments == 1 && rest.crack_area_m2 == 0.0, "{rest:?}");
+    assert!(
+        !rest.broke && rest.fragments == 1 && rest.crack_area_m2 == 0.0,
+        "{rest:?}"
+    );
 
     let mut world = World::from_scene(&scene, &assets, 1).unwrap();
     let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());

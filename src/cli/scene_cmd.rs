@@ -25,13 +25,20 @@ fn scene_path(scene: &str) -> anyhow::Result<PathBuf> {
         .map(|dir| {
             let mut names: Vec<String> = dir
                 .filter_map(|e| e.ok())
-                .filter_map(|e| e.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .filter_map(|e| {
+                    e.path()
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                })
                 .collect();
             names.sort();
             names
         })
         .unwrap_or_default();
-    bail!("no scene file `{scene}` (shipped scenes: {})", known.join(", "))
+    bail!(
+        "no scene file `{scene}` (shipped scenes: {})",
+        known.join(", ")
+    )
 }
 
 /// Loads a scene, optionally sets its array count, and prepares its assets
@@ -81,9 +88,18 @@ fn parse_heights(text: &str) -> anyhow::Result<Vec<f64>> {
         .collect::<Result<_, _>>()
         .with_context(|| format!("--heights `{text}`: expected FROM:TO:STEP in metres"))?;
     let [from, to, step] = parts[..] else {
-        bail!("--heights `{text}`: expected FROM:TO:STEP, got {} part(s)", parts.len());
+        bail!(
+            "--heights `{text}`: expected FROM:TO:STEP, got {} part(s)",
+            parts.len()
+        );
     };
-    if !(from.is_finite() && to.is_finite() && step.is_finite() && step > 0.0 && from >= 0.0 && to >= from) {
+    if !(from.is_finite()
+        && to.is_finite()
+        && step.is_finite()
+        && step > 0.0
+        && from >= 0.0
+        && to >= from)
+    {
         bail!("--heights `{text}`: need 0 ≤ FROM ≤ TO and STEP > 0");
     }
     let count = ((to - from) / step + 1e-9).floor() as usize + 1;
@@ -111,7 +127,10 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
     let mut runs = Vec::with_capacity(heights.len());
     for &height in &heights {
         bar.set_message(format!("drop from {height} m"));
-        let dir = args.frames.as_ref().map(|d| d.join(format!("h{height:.3}")));
+        let dir = args
+            .frames
+            .as_ref()
+            .map(|d| d.join(format!("h{height:.3}")));
         if let Some(dir) = &dir {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
@@ -119,7 +138,13 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
             dir,
             every_steps: (0.01 / scene.world.time_step_s).round().max(1.0) as u64,
         });
-        runs.push(drop_run(&scene, &assets, height, args.seed, frames.as_ref())?);
+        runs.push(drop_run(
+            &scene,
+            &assets,
+            height,
+            args.seed,
+            frames.as_ref(),
+        )?);
         bar.inc(1);
     }
     bar.finish_and_clear();

@@ -81,15 +81,26 @@ pub enum BodyKind {
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ShapeSpec {
     /// Centred on the body's origin.
-    Box { size_m: [f64; 3] },
-    Sphere { radius_m: f64 },
+    Box {
+        size_m: [f64; 3],
+    },
+    Sphere {
+        radius_m: f64,
+    },
     /// Axis along the body's z; `length_m` between the two sphere centres.
-    Capsule { radius_m: f64, length_m: f64 },
+    Capsule {
+        radius_m: f64,
+        length_m: f64,
+    },
     /// The convex hull of these points.
-    Convex { points_m: Vec<[f64; 3]> },
+    Convex {
+        points_m: Vec<[f64; 3]>,
+    },
     /// A tet mesh ([`MeshSpec`] text: generator or file); breakable. The
     /// body's frame is the mesh's frame.
-    TetMesh { mesh: String },
+    TetMesh {
+        mesh: String,
+    },
 }
 
 /// Copies of one body on a grid, filled row by row, then layer by layer.
@@ -239,7 +250,11 @@ impl Scene {
         for (i, body) in self.bodies.iter().enumerate() {
             let entry = format!("body `{}`", body.name);
             if body.name.is_empty() {
-                return Err(invalid(&format!("body #{}", i + 1), "name", "is empty".into()));
+                return Err(invalid(
+                    &format!("body #{}", i + 1),
+                    "name",
+                    "is empty".into(),
+                ));
             }
             if self.bodies[..i].iter().any(|b| b.name == body.name) {
                 return Err(invalid(&entry, "name", "is used by an earlier body".into()));
@@ -256,7 +271,11 @@ impl Scene {
                 }
             }
             if !(body.friction.is_finite() && body.friction >= 0.0) {
-                return Err(invalid(&entry, "friction", format!("{} must be ≥ 0", body.friction)));
+                return Err(invalid(
+                    &entry,
+                    "friction",
+                    format!("{} must be ≥ 0", body.friction),
+                ));
             }
             if !(0.0..=1.0).contains(&body.restitution) {
                 return Err(invalid(

@@ -79,6 +79,9 @@ impl CrackSurface {
         }
         let [u, v] = self.noise_offset;
         q.y - self.amplitude_m
-            * noise_field().get([u + self.frequency_per_m * q.x, v + self.frequency_per_m * q.z])
+            * noise_field().get([
+                u + self.frequency_per_m * q.x,
+                v + self.frequency_per_m * q.z,
+            ])
     }
 }

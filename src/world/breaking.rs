@@ -7,11 +7,11 @@ use super::units::{glam, vector};
 use super::{BodyId, Breakable, World, WorldBody};
 use crate::fracture::{ContactPoint, Fragment, ImpactOutcome, Impactor, StaticLoad};
 use nalgebra::Vector3;
-use rapier3d::dynamics::RigidBodyBuilder;
 use rapier3d::dynamics::MassProperties;
+use rapier3d::dynamics::RigidBodyBuilder;
 use rapier3d::geometry::ColliderBuilder;
-use serde::Serialize;
 use rayon::prelude::*;
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -85,9 +85,7 @@ impl World {
     pub(super) fn fracture_step(&mut self) -> usize {
         let mut contacts = std::mem::take(&mut self.contacts);
         contacts.clear();
-        let breakable = |id: BodyId| {
-            self.body(id).is_some_and(|b| b.breakable.is_some())
-        };
+        let breakable = |id: BodyId| self.body(id).is_some_and(|b| b.breakable.is_some());
         self.gather_contacts(&breakable, &mut contacts);
         // Per body in id order: deterministic whatever the pair order.
         contacts.sort_by_key(|c| c.body);
@@ -105,7 +103,11 @@ impl World {
         let settings = self.fracture_settings;
         checks.par_iter_mut().for_each(|check| {
             let start = Instant::now();
-            let body = &mut check.body.as_mut().expect("planned bodies are breakable").body;
+            let body = &mut check
+                .body
+                .as_mut()
+                .expect("planned bodies are breakable")
+                .body;
             check.outcome = Some(match check.kind {
                 FractureKind::Impact => body.impact(&check.points, &check.impactor, &settings),
                 FractureKind::Static => body.static_load(&check.loads, &settings),
@@ -123,11 +125,8 @@ impl World {
             if let Some(body) = self.bodies[id.0 as usize].as_mut() {
                 body.breakable = Some(breakable);
             }
-            let group: Vec<BodyContact> = contacts
-                .iter()
-                .filter(|c| c.body == id)
-                .copied()
-                .collect();
+            let group: Vec<BodyContact> =
+                contacts.iter().filter(|c| c.body == id).copied().collect();
             if self.finish_check(&group, check) {
                 cracked += 1;
             }
@@ -147,7 +146,11 @@ impl World {
             .filter(|c| c.approach_speed_m_s > self.settings.impact_speed_m_s)
             .collect();
         let dt = self.settings.time_step_s;
-        let held_force_n = contacts.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b) / dt;
+        let held_force_n = contacts
+            .iter()
+            .map(|c| c.impulse_n_s)
+            .fold(0.0, |a, b| a + b)
+            / dt;
         let kind = if impacts.is_empty() {
             // The static response is linear in the load: a held load is
             // checked again only once it has grown by STATIC_GROWTH.
@@ -246,7 +249,11 @@ impl World {
             impulse_n_s: used.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b),
             peak_stress_pa: outcome.peak_stress_pa,
             cracks: outcome.cracks.len(),
-            crack_area_m2: outcome.cracks.iter().map(|c| c.area_m2).fold(0.0, |a, b| a + b),
+            crack_area_m2: outcome
+                .cracks
+                .iter()
+                .map(|c| c.area_m2)
+                .fold(0.0, |a, b| a + b),
             fragments: Vec::new(),
             debris: 0,
             debris_mass_kg: 0.0,
@@ -313,7 +320,10 @@ impl World {
         let (linvel, angvel) = (self.units.to_si(rb.linvel()), vector(rb.angvel()));
         let com = self.units.point_to_si(rb.center_of_mass());
         self.physics.remove_body(parent.handle);
-        let breakable = parent.breakable.as_ref().expect("a broken body is breakable");
+        let breakable = parent
+            .breakable
+            .as_ref()
+            .expect("a broken body is breakable");
         let mut momentum = Vector3::zeros();
         let mut debris_momentum = Vector3::zeros();
         for piece in pieces {

@@ -9,8 +9,8 @@ use crate::fracture::BreakableBody;
 use crate::mesh::{MeshError, TetMesh};
 use crate::modal::{analyse, EigenSettings, ModalBasis, ModalCache, ModalError};
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
-use rapier3d::dynamics::RigidBodyBuilder;
 use rapier3d::dynamics::MassProperties;
+use rapier3d::dynamics::RigidBodyBuilder;
 use rapier3d::geometry::ColliderBuilder;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -88,7 +88,10 @@ impl SceneAssets {
                 body: spec.name.clone(),
                 source,
             };
-            let tets = scene.resolve_mesh(mesh).and_then(|m| m.load()).map_err(mesh_error)?;
+            let tets = scene
+                .resolve_mesh(mesh)
+                .and_then(|m| m.load())
+                .map_err(mesh_error)?;
             on_analysis(&spec.name);
             let settings = EigenSettings::new(scene.world.modes);
             let (basis, _) =
@@ -129,8 +132,12 @@ impl World {
             let mesh_part = match &spec.shape {
                 ShapeSpec::TetMesh { mesh } => {
                     let (tets, basis) = &assets.bases[&(mesh.clone(), spec.material.clone())];
-                    let template =
-                        BreakableBody::new(Arc::clone(tets), (*material).clone(), Arc::clone(basis), 0);
+                    let template = BreakableBody::new(
+                        Arc::clone(tets),
+                        (*material).clone(),
+                        Arc::clone(basis),
+                        0,
+                    );
                     let whole = template
                         .fragments()
                         .into_iter()
@@ -149,7 +156,8 @@ impl World {
                 } else {
                     spec.name.clone()
                 };
-                let pose = Isometry3::from_parts(Translation3::from(Vector3::from(position)), rotation);
+                let pose =
+                    Isometry3::from_parts(Translation3::from(Vector3::from(position)), rotation);
                 let builder = match spec.kind {
                     BodyKind::Static => RigidBodyBuilder::fixed(),
                     BodyKind::Dynamic => RigidBodyBuilder::dynamic()
@@ -158,47 +166,58 @@ impl World {
                 }
                 .pose(world.units.pose_to_sim(&pose))
                 .ccd_enabled(spec.ccd);
-                let (collider, mass_kg, volume_m3, surface, breakable) = match (&mesh_part, &primitive_shape) {
-                    (Some((tets, basis, whole, shape)), _) => {
-                        let seed = seed ^ breakable_index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                        breakable_index += 1;
-                        let body = BreakableBody::new(Arc::clone(tets), (*material).clone(), Arc::clone(basis), seed);
-                        let mass = MassProperties::with_inertia_matrix(
-                            world.units.point_to_sim(&whole.centroid_m),
-                            whole.mass_kg as f32,
-                            world.units.inertia_to_sim(&whole.inertia_kg_m2),
-                        );
-                        (
-                            ColliderBuilder::new(shape.clone()).mass_properties(mass),
-                            Some(whole.mass_kg),
-                            whole.volume_m3,
-                            Surface {
-                                points: whole.points.clone(),
-                                triangles: whole.triangles.clone(),
-                            },
-                            Some(Breakable {
-                                body,
-                                last_static_check_s: f64::NEG_INFINITY,
-                                last_static_force_n: 0.0,
-                            }),
-                        )
-                    }
-                    (None, Some(shape)) => {
-                        let volume_sim = f64::from(shape.mass_properties(1.0).mass());
-                        let volume_m3 = volume_sim * world.units.z_fact.powi(3);
-                        let mass_kg = spec.mass_kg.unwrap_or(volume_m3 * material.density_kg_m3);
-                        let density_sim = mass_kg / volume_sim;
-                        let mass = (spec.kind == BodyKind::Dynamic).then_some(mass_kg);
-                        (
-                            ColliderBuilder::new(shape.clone()).density(density_sim as f32),
-                            mass,
-                            volume_m3,
-                            primitive_surface(shape, &world.units),
-                            None,
-                        )
-                    }
-                    (None, None) => return Err(shape_error("the convex hull of shape.points_m is flat".into())),
-                };
+                let (collider, mass_kg, volume_m3, surface, breakable) =
+                    match (&mesh_part, &primitive_shape) {
+                        (Some((tets, basis, whole, shape)), _) => {
+                            let seed = seed ^ breakable_index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                            breakable_index += 1;
+                            let body = BreakableBody::new(
+                                Arc::clone(tets),
+                                (*material).clone(),
+                                Arc::clone(basis),
+                                seed,
+                            );
+                            let mass = MassProperties::with_inertia_matrix(
+                                world.units.point_to_sim(&whole.centroid_m),
+                                whole.mass_kg as f32,
+                                world.units.inertia_to_sim(&whole.inertia_kg_m2),
+                            );
+                            (
+                                ColliderBuilder::new(shape.clone()).mass_properties(mass),
+                                Some(whole.mass_kg),
+                                whole.volume_m3,
+                                Surface {
+                                    points: whole.points.clone(),
+                                    triangles: whole.triangles.clone(),
+                                },
+                                Some(Breakable {
+                                    body,
+                                    last_static_check_s: f64::NEG_INFINITY,
+                                    last_static_force_n: 0.0,
+                                }),
+                            )
+                        }
+                        (None, Some(shape)) => {
+                            let volume_sim = f64::from(shape.mass_properties(1.0).mass());
+                            let volume_m3 = volume_sim * world.units.z_fact.powi(3);
+                            let mass_kg =
+                                spec.mass_kg.unwrap_or(volume_m3 * material.density_kg_m3);
+                            let density_sim = mass_kg / volume_sim;
+                            let mass = (spec.kind == BodyKind::Dynamic).then_some(mass_kg);
+                            (
+                                ColliderBuilder::new(shape.clone()).density(density_sim as f32),
+                                mass,
+                                volume_m3,
+                                primitive_surface(shape, &world.units),
+                                None,
+                            )
+                        }
+                        (None, None) => {
+                            return Err(shape_error(
+                                "the convex hull of shape.points_m is flat".into(),
+                            ))
+                        }
+                    };
                 let shape_for_radius = mesh_part
                     .as_ref()
                     .map(|(_, _, _, s)| s)
@@ -212,7 +231,11 @@ impl World {
                     name,
                     handle,
                     material: Arc::clone(&material),
-                    mass_kg: if spec.kind == BodyKind::Dynamic { mass_kg } else { None },
+                    mass_kg: if spec.kind == BodyKind::Dynamic {
+                        mass_kg
+                    } else {
+                        None
+                    },
                     volume_m3,
                     contact_radius_m: contact_radius_m(shape_for_radius, &world.units),
                     friction: spec.friction,

@@ -55,7 +55,11 @@ fn body_id(bodies: &RigidBodySet, handle: Option<RigidBodyHandle>) -> Option<Bod
 impl World {
     /// Appends to `out` the contacts of the last step on the bodies for which
     /// `wanted` holds, in the narrow phase's (deterministic) order.
-    pub(super) fn gather_contacts(&self, wanted: &dyn Fn(BodyId) -> bool, out: &mut Vec<BodyContact>) {
+    pub(super) fn gather_contacts(
+        &self,
+        wanted: &dyn Fn(BodyId) -> bool,
+        out: &mut Vec<BodyContact>,
+    ) {
         let bodies = &self.physics.bodies;
         let still = Kinematics::default();
         let before = |id: Option<BodyId>| {
@@ -70,10 +74,7 @@ impl World {
                     body_id(bodies, data.rigid_body1),
                     body_id(bodies, data.rigid_body2),
                 ];
-                let want = [
-                    ids[0].is_some_and(wanted),
-                    ids[1].is_some_and(wanted),
-                ];
+                let want = [ids[0].is_some_and(wanted), ids[1].is_some_and(wanted)];
                 if !want[0] && !want[1] {
                     continue;
                 }

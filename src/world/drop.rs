@@ -71,8 +71,12 @@ pub fn drop_run(
         .into());
     }
     let mut world = World::from_scene(scene, assets, seed)?;
-    let body = world.find(&spec.body).expect("validated: the drop body exists");
-    let target = world.find(&spec.target).expect("validated: the drop target exists");
+    let body = world
+        .find(&spec.body)
+        .expect("validated: the drop body exists");
+    let target = world
+        .find(&spec.target)
+        .expect("validated: the drop target exists");
     place_above(&mut world, body, target, height_m);
     let gravity = Vector3::from(scene.world.gravity_m_s2).norm().max(1e-9);
     let duration_s = (2.0 * height_m / gravity).sqrt() + spec.settle_s;
@@ -83,7 +87,9 @@ pub fn drop_run(
     for step in 0..steps {
         if let Some(frames) = frames {
             if step % frames.every_steps.max(1) == 0 {
-                let path = frames.dir.join(format!("frame_{:05}.obj", step / frames.every_steps.max(1)));
+                let path = frames
+                    .dir
+                    .join(format!("frame_{:05}.obj", step / frames.every_steps.max(1)));
                 write_obj_frame(&world, &path).map_err(|source| WorldError::Frames {
                     path: path.clone(),
                     source,
@@ -123,7 +129,10 @@ pub fn drop_run(
         broke: break_time_s.is_some(),
         break_time_s,
         fragments,
-        crack_area_m2: events.iter().map(|e| e.crack_area_m2).fold(0.0, |a, b| a + b),
+        crack_area_m2: events
+            .iter()
+            .map(|e| e.crack_area_m2)
+            .fold(0.0, |a, b| a + b),
         peak_contact_impulse_n_s: peak_impulse,
         fracture_events: events.len(),
         steps,
@@ -140,9 +149,11 @@ pub fn place_above(world: &mut World, body: BodyId, target: BodyId, height_m: f6
             .world_surfaces()
             .find(|(i, _, _)| *i == id)
             .expect("live body");
-        points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-            (lo.min(p.z), hi.max(p.z))
-        })
+        points
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p.z), hi.max(p.z))
+            })
     };
     let (_, target_top) = extent_z(world, target);
     let (body_bottom, _) = extent_z(world, body);

@@ -165,7 +165,9 @@ impl World {
     /// The live body named `name` (fragments carry their parent's name with
     /// a `/N` suffix).
     pub fn find(&self, name: &str) -> Option<BodyId> {
-        self.bodies().find(|(_, b)| b.name == name).map(|(id, _)| id)
+        self.bodies()
+            .find(|(_, b)| b.name == name)
+            .map(|(id, _)| id)
     }
 
     /// Whether `id` is `ancestor` or one of its fragments, at any depth.
@@ -192,7 +194,10 @@ impl World {
     /// The pose of a body's frame (translation in metres).
     pub fn pose(&self, id: BodyId) -> Option<Isometry3<f64>> {
         let body = self.body(id)?;
-        Some(self.units.pose_to_si(self.physics.bodies[body.handle].position()))
+        Some(
+            self.units
+                .pose_to_si(self.physics.bodies[body.handle].position()),
+        )
     }
 
     /// Mass, momentum and kinetic energy; `None` for static or unknown bodies.
@@ -276,7 +281,9 @@ impl World {
     /// The world-space surfaces of all live bodies (metres).
     pub fn world_surfaces(&self) -> impl Iterator<Item = (BodyId, Vec<Point3<f64>>, &[[u32; 3]])> {
         self.bodies().map(|(id, body)| {
-            let pose = self.units.pose_to_si(self.physics.bodies[body.handle].position());
+            let pose = self
+                .units
+                .pose_to_si(self.physics.bodies[body.handle].position());
             let points = body.surface.points.iter().map(|p| pose * p).collect();
             (id, points, body.surface.triangles.as_slice())
         })
