@@ -116,7 +116,7 @@ fn scene_errors_name_file_body_and_field() {
 
 #[test]
 fn array_fills_rows_then_layers_and_takes_a_count() {
-    let (mut scene, _) = (Scene::load(&scene_path("cube-basin")).unwrap(), ());
+    let mut scene = Scene::load(&scene_path("cube-basin")).unwrap();
     scene.set_array_count(300).unwrap();
     let cube = scene.body("cube").unwrap();
     let positions = cube.positions_m();

@@ -128,11 +128,7 @@ pub struct MaterialLibrary {
 impl MaterialLibrary {
     /// Reads and validates a library file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::parse(&text, path)
+        Self::parse(&super::read_text(path)?, path)
     }
 
     /// The library shipped in `configs/materials.toml`, compiled in.

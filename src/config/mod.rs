@@ -10,3 +10,11 @@ pub use material::{Material, MaterialLibrary, BUILTIN_MATERIALS_PATH};
 pub use scene::{
     ArraySpec, BodyKind, BodySpec, DropSpec, Scene, ShapeSpec, WorldSettings, SCENES_DIR,
 };
+
+/// The text of a configuration file; a read failure names the file.
+fn read_text(path: &std::path::Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -168,11 +168,7 @@ fn default_settle() -> f64 {
 impl Scene {
     /// Reads and validates a scene file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::parse(&text, path)
+        Self::parse(&super::read_text(path)?, path)
     }
 
     /// Parses and validates scene text; `path` names it in errors.

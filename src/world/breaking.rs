@@ -1,7 +1,7 @@
 //! Contacts on breakable bodies to the fracture engine, and broken bodies
 //! replaced by their fragments in the same step (Glondu 2012 §3.3, §4.2).
 
-use super::contacts::BodyContact;
+use super::contacts::{BodyContact, Kinematics};
 use super::shapes::{contact_radius_m, fragment_shape, Surface};
 use super::units::{glam, vector};
 use super::{BodyId, Breakable, World, WorldBody};
@@ -69,6 +69,12 @@ pub struct FractureEvent {
 struct Check {
     id: BodyId,
     kind: FractureKind,
+    /// The body's contacts: a range of the step's sorted contacts.
+    contacts: std::ops::Range<usize>,
+    /// The contacts the check used (impacts, or all held loads) and the
+    /// sum of their normal impulses (N·s).
+    used_contacts: usize,
+    used_impulse_n_s: f64,
     points: Vec<ContactPoint>,
     loads: Vec<StaticLoad>,
     impactor: Impactor,
@@ -91,10 +97,12 @@ impl World {
         contacts.sort_by_key(|c| c.body);
         // Plan every body's check, run them in parallel (each touches only
         // its own fracture state), then replace broken bodies in id order.
-        let mut checks: Vec<Check> = contacts
-            .chunk_by(|a, b| a.body == b.body)
-            .filter_map(|group| self.plan_check(group))
-            .collect();
+        let mut checks = Vec::new();
+        let mut start = 0;
+        for group in contacts.chunk_by(|a, b| a.body == b.body) {
+            checks.extend(self.plan_check(group, start));
+            start += group.len();
+        }
         for check in &mut checks {
             check.body = self.bodies[check.id.0 as usize]
                 .as_mut()
@@ -125,9 +133,8 @@ impl World {
             if let Some(body) = self.bodies[id.0 as usize].as_mut() {
                 body.breakable = Some(breakable);
             }
-            let group: Vec<BodyContact> =
-                contacts.iter().filter(|c| c.body == id).copied().collect();
-            if self.finish_check(&group, check) {
+            let range = check.contacts.clone();
+            if self.finish_check(&contacts[range], check) {
                 cracked += 1;
             }
         }
@@ -139,7 +146,8 @@ impl World {
     /// event if any approached fast enough, otherwise (at most every
     /// `static_check_interval_s`, and only for a grown load) the
     /// quasi-static check of the held loads; `None` for no check.
-    fn plan_check(&self, contacts: &[BodyContact]) -> Option<Check> {
+    /// `contacts` start at index `offset` of the step's contacts.
+    fn plan_check(&self, contacts: &[BodyContact], offset: usize) -> Option<Check> {
         let id = contacts[0].body;
         let impacts: Vec<&BodyContact> = contacts
             .iter()
@@ -165,9 +173,16 @@ impl World {
             FractureKind::Impact
         };
         let inverse = self.pose(id)?.inverse();
+        let used: Vec<&BodyContact> = match kind {
+            FractureKind::Impact => impacts.clone(),
+            FractureKind::Static => contacts.iter().collect(),
+        };
         let mut check = Check {
             id,
             kind,
+            contacts: offset..offset + contacts.len(),
+            used_contacts: used.len(),
+            used_impulse_n_s: used.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b),
             points: Vec::new(),
             loads: Vec::new(),
             impactor: Impactor::steel_ball(),
@@ -211,10 +226,6 @@ impl World {
     fn finish_check(&mut self, contacts: &[BodyContact], check: Check) -> bool {
         let (id, kind) = (check.id, check.kind);
         let outcome = check.outcome.expect("every planned check ran");
-        let impacts: Vec<&BodyContact> = contacts
-            .iter()
-            .filter(|c| c.approach_speed_m_s > self.settings.impact_speed_m_s)
-            .collect();
         tracing::debug!(
             body = id.0,
             ?kind,
@@ -227,10 +238,6 @@ impl World {
             return false;
         }
         let fracture_ms = check.fracture_ms;
-        let used: Vec<&BodyContact> = match kind {
-            FractureKind::Impact => impacts,
-            FractureKind::Static => contacts.iter().collect(),
-        };
         let contact_impulse = contacts
             .iter()
             .map(|c| c.normal * c.impulse_n_s)
@@ -238,15 +245,15 @@ impl World {
         let before = self.before[id.0 as usize];
         let body = self.body(id).expect("checked above");
         let parent_mass_kg = body.mass_kg.unwrap_or(0.0);
-        let (linvel, _, _) = self.body_velocity(id).expect("checked above");
+        let linvel = Kinematics::of(&self.physics.bodies[body.handle], &self.units).linvel_m_s;
         let mut event = FractureEvent {
             time_s: self.time_s,
             step: self.steps,
             body: id,
             name: body.name.clone(),
             kind,
-            contacts: used.len(),
-            impulse_n_s: used.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b),
+            contacts: check.used_contacts,
+            impulse_n_s: check.used_impulse_n_s,
             peak_stress_pa: outcome.peak_stress_pa,
             cracks: outcome.cracks.len(),
             crack_area_m2: outcome

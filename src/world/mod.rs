@@ -33,7 +33,7 @@ use rapier3d::pipeline::PhysicsWorld;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
-use units::{vector, Units};
+use units::Units;
 
 /// A body of the world, stable across steps (rapier handles are not
 /// exposed). Fragments get new ids; a broken body's id is retired.
@@ -295,11 +295,5 @@ impl World {
         self.parents.push(body.parent);
         self.bodies.push(Some(body));
         id
-    }
-
-    fn body_velocity(&self, id: BodyId) -> Option<(Vector3<f64>, Vector3<f64>, Point3<f64>)> {
-        let rb = &self.physics.bodies[self.body(id)?.handle];
-        let k = Kinematics::of(rb, &self.units);
-        Some((k.linvel_m_s, vector(rb.angvel()), k.com_m))
     }
 }
