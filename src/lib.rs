@@ -8,6 +8,7 @@ pub mod config;
 pub mod device;
 pub mod fem;
 pub mod fracture;
+pub mod haptics;
 pub mod mesh;
 pub mod modal;
 pub mod session;

@@ -1,9 +1,9 @@
 //! Command-line interface: argument parsing, logging set-up, and one module
 //! per subcommand. Library errors are wrapped with `anyhow` context here.
 
-mod demo;
 mod devices_cmd;
 mod fracture_cmd;
+mod haptic_cmd;
 mod log_cmd;
 mod mesh_cmd;
 mod modes;
@@ -31,8 +31,13 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The main job. At this stage: modal analysis of the default ceramic tile.
-    Demo(demo::Args),
+    /// The main job: a simulated hand strikes the ceramic tile through the
+    /// haptic arm, harder each time, until it breaks (~15 s).
+    Demo(haptic_cmd::DemoArgs),
+    /// Runs the haptic server on a scene with a device.
+    Serve(haptic_cmd::ServeArgs),
+    /// Replays a session log's hand against the simulated arm and compares.
+    Replay(haptic_cmd::ReplayArgs),
     /// Lowest elastic modes of a body (K x = λ M x).
     Modes(modes::Args),
     /// Reads or generates a mesh, reports it, and optionally writes it out.
@@ -65,7 +70,9 @@ pub fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match &cli.command {
-        Command::Demo(args) => demo::run(args, &cli),
+        Command::Demo(args) => haptic_cmd::demo(args, &cli),
+        Command::Serve(args) => haptic_cmd::serve_cmd(args, &cli),
+        Command::Replay(args) => haptic_cmd::replay(args, &cli),
         Command::Modes(args) => modes::run(args, &cli),
         Command::Mesh(args) => mesh_cmd::run(args),
         Command::Fracture(args) => fracture_cmd::run(args, &cli),

@@ -43,7 +43,11 @@ fn scene_path(scene: &str) -> anyhow::Result<PathBuf> {
 
 /// Loads a scene, optionally sets its array count, and prepares its assets
 /// (modal analyses, cached on disk) with progress on stderr.
-fn load(scene: &str, count: Option<usize>, cli: &Cli) -> anyhow::Result<(Scene, SceneAssets)> {
+pub(super) fn load_scene(
+    scene: &str,
+    count: Option<usize>,
+    cli: &Cli,
+) -> anyhow::Result<(Scene, SceneAssets)> {
     let mut scene = Scene::load(&scene_path(scene)?)?;
     if let Some(count) = count {
         scene.set_array_count(count)?;
@@ -122,7 +126,7 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
         (None, Some(h)) => vec![h],
         (None, None) => bail!("give --height or --heights"),
     };
-    let (scene, assets) = load(&args.scene, None, cli)?;
+    let (scene, assets) = load_scene(&args.scene, None, cli)?;
     let bar = indicatif::ProgressBar::new(heights.len() as u64);
     let mut runs = Vec::with_capacity(heights.len());
     for &height in &heights {
@@ -241,7 +245,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     if !(args.seconds.is_finite() && args.seconds > 0.0) {
         bail!("--seconds must be positive, got {}", args.seconds);
     }
-    let (scene, assets) = load(&args.scene, args.count, cli)?;
+    let (scene, assets) = load_scene(&args.scene, args.count, cli)?;
     let mut world = World::from_scene(&scene, &assets, args.seed)?;
     let bodies_start = world.body_count();
     let steps = (args.seconds / scene.world.time_step_s).round().max(1.0) as usize;

@@ -2,10 +2,12 @@
 //! the entry and the field.
 
 mod error;
+mod haptic;
 mod material;
 mod scene;
 
 pub use error::ConfigError;
+pub use haptic::{HapticSpec, ScalingFactors};
 pub use material::{Material, MaterialLibrary, BUILTIN_MATERIALS_PATH};
 pub use scene::{
     ArraySpec, BodyKind, BodySpec, DropSpec, Scene, ShapeSpec, WorldSettings, SCENES_DIR,

@@ -23,6 +23,9 @@ pub struct Scene {
     /// What `tessera drop` drops onto what.
     #[serde(default)]
     pub drop: Option<DropSpec>,
+    /// How the scene is felt through a device (`tessera serve`, `demo`).
+    #[serde(default)]
+    pub haptic: Option<super::HapticSpec>,
     /// The file the scene was read from (set by [`Scene::parse`]).
     #[serde(skip)]
     pub path: PathBuf,
@@ -316,6 +319,26 @@ impl Scene {
             }
             if !(drop.settle_s.is_finite() && drop.settle_s >= 0.0) {
                 return Err(invalid("drop", "settle_s", "must be ≥ 0".into()));
+            }
+        }
+        if let Some(haptic) = &self.haptic {
+            haptic.validate(&self.path)?;
+            let Some(proxy) = self.body(&haptic.proxy) else {
+                return Err(invalid(
+                    "haptic",
+                    "proxy",
+                    format!("no body named `{}`", haptic.proxy),
+                ));
+            };
+            if proxy.kind != BodyKind::Dynamic
+                || proxy.array.is_some()
+                || matches!(proxy.shape, ShapeSpec::TetMesh { .. })
+            {
+                return Err(invalid(
+                    "haptic",
+                    "proxy",
+                    "must be a single dynamic body of primitive shape (it never breaks)".into(),
+                ));
             }
         }
         Ok(())

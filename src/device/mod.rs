@@ -166,3 +166,15 @@ pub trait Device: Send {
     /// Sends the command for this tick.
     fn command(&mut self, command: &DeviceCommand, now_s: f64) -> Result<(), DeviceError>;
 }
+
+impl<D: Device + ?Sized> Device for Box<D> {
+    fn spec(&self) -> &DeviceSpec {
+        (**self).spec()
+    }
+    fn read(&mut self, now_s: f64) -> Result<DeviceState, DeviceError> {
+        (**self).read(now_s)
+    }
+    fn command(&mut self, command: &DeviceCommand, now_s: f64) -> Result<(), DeviceError> {
+        (**self).command(command, now_s)
+    }
+}

@@ -78,6 +78,14 @@ pub enum Event {
         dropped_ticks: u64,
         dropped_events: u64,
     },
+    /// How a haptic session ended, for replays: hashes of the final global
+    /// state and of the proxy's path, and the live bodies.
+    Outcome {
+        time_s: f64,
+        state_hash: u64,
+        proxy_path_hash: u64,
+        bodies: usize,
+    },
 }
 
 impl Event {
@@ -88,7 +96,8 @@ impl Event {
             | Event::SafetyTrip { time_s, .. }
             | Event::LateSync { time_s, .. }
             | Event::Dropped { time_s, .. }
-            | Event::SessionEnd { time_s, .. } => *time_s,
+            | Event::SessionEnd { time_s, .. }
+            | Event::Outcome { time_s, .. } => *time_s,
         }
     }
 
@@ -100,6 +109,7 @@ impl Event {
             Event::LateSync { .. } => "late_sync",
             Event::Dropped { .. } => "dropped",
             Event::SessionEnd { .. } => "session_end",
+            Event::Outcome { .. } => "outcome",
         }
     }
 }
@@ -146,7 +156,7 @@ pub(crate) const EVENT_SCHEMA: &str = r#"{
   "type": "object",
   "title": "tessera.Event",
   "properties": {
-    "kind": {"type": "string", "enum": ["configuration", "fracture", "safety_trip", "late_sync", "dropped", "session_end"]},
+    "kind": {"type": "string", "enum": ["configuration", "fracture", "safety_trip", "late_sync", "dropped", "session_end", "outcome"]},
     "time_s": {"type": "number"}
   },
   "required": ["kind", "time_s"]

@@ -93,6 +93,7 @@ impl World {
         contacts.clear();
         let breakable = |id: BodyId| self.body(id).is_some_and(|b| b.breakable.is_some());
         self.gather_contacts(&breakable, &mut contacts);
+        contacts.extend(self.external_contacts.iter().filter(|c| breakable(c.body)));
         // Per body in id order: deterministic whatever the pair order.
         contacts.sort_by_key(|c| c.body);
         // Plan every body's check, run them in parallel (each touches only
@@ -139,6 +140,7 @@ impl World {
             }
         }
         self.contacts = contacts;
+        self.external_contacts.clear();
         cracked
     }
 

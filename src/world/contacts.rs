@@ -5,6 +5,7 @@ use super::units::{vector, Units};
 use super::{BodyId, World};
 use nalgebra::{Point3, Vector3};
 use rapier3d::dynamics::{RigidBodyHandle, RigidBodySet};
+use rapier3d::pipeline::PhysicsWorld;
 
 /// One solver contact on a body, in SI units and world axes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,7 +47,7 @@ impl Kinematics {
     }
 }
 
-fn body_id(bodies: &RigidBodySet, handle: Option<RigidBodyHandle>) -> Option<BodyId> {
+pub(super) fn body_id(bodies: &RigidBodySet, handle: Option<RigidBodyHandle>) -> Option<BodyId> {
     handle
         .and_then(|h| bodies.get(h))
         .map(|b| BodyId(b.user_data as u32))
@@ -60,54 +61,67 @@ impl World {
         wanted: &dyn Fn(BodyId) -> bool,
         out: &mut Vec<BodyContact>,
     ) {
-        let bodies = &self.physics.bodies;
         let still = Kinematics::default();
-        let before = |id: Option<BodyId>| {
-            id.and_then(|id| self.before.get(id.0 as usize))
-                .copied()
-                .unwrap_or(still)
-        };
-        for pair in self.physics.narrow_phase.contact_pairs() {
-            for manifold in pair.solver_manifolds() {
-                let data = &manifold.data;
-                let ids = [
-                    body_id(bodies, data.rigid_body1),
-                    body_id(bodies, data.rigid_body2),
-                ];
-                let want = [ids[0].is_some_and(wanted), ids[1].is_some_and(wanted)];
-                if !want[0] && !want[1] {
+        let before = |id: BodyId| self.before.get(id.0 as usize).copied().unwrap_or(still);
+        solver_contacts(&self.physics, &self.units, &before, wanted, &mut |c| {
+            out.push(c)
+        });
+    }
+}
+
+/// Calls `found` with every contact of the last step of `physics` on the
+/// bodies for which `wanted` holds, in the narrow phase's (deterministic)
+/// order; `before` gives a body's kinematics before the step.
+pub(super) fn solver_contacts(
+    physics: &PhysicsWorld,
+    units: &Units,
+    before: &dyn Fn(BodyId) -> Kinematics,
+    wanted: &dyn Fn(BodyId) -> bool,
+    found: &mut dyn FnMut(BodyContact),
+) {
+    let bodies = &physics.bodies;
+    let kinematics = |id: Option<BodyId>| id.map(before).unwrap_or_default();
+    for pair in physics.narrow_phase.contact_pairs() {
+        for manifold in pair.solver_manifolds() {
+            let data = &manifold.data;
+            let ids = [
+                body_id(bodies, data.rigid_body1),
+                body_id(bodies, data.rigid_body2),
+            ];
+            let want = [ids[0].is_some_and(wanted), ids[1].is_some_and(wanted)];
+            if !want[0] && !want[1] {
+                continue;
+            }
+            // rapier's normal points out of the first body.
+            let n = vector(data.normal);
+            for contact in &data.solver_contacts {
+                let index = contact.contact_indices()[0] as usize;
+                let Some(point) = manifold.points.get(index) else {
+                    continue;
+                };
+                let impulse_n_s = f64::from(point.data.impulse) * units.z_fact;
+                if impulse_n_s <= 0.0 {
                     continue;
                 }
-                // rapier's normal points out of the first body.
-                let n = vector(data.normal);
-                for contact in &data.solver_contacts {
-                    let index = contact.contact_indices()[0] as usize;
-                    let Some(point) = manifold.points.get(index) else {
-                        continue;
-                    };
-                    let impulse_n_s = f64::from(point.data.impulse) * self.units.z_fact;
-                    if impulse_n_s <= 0.0 {
+                let (p1, p2) = data.solver_contact_world_points(contact, bodies);
+                let points = [units.point_to_si(p1), units.point_to_si(p2)];
+                for side in 0..2 {
+                    if !want[side] {
                         continue;
                     }
-                    let (p1, p2) = data.solver_contact_world_points(contact, bodies);
-                    let points = [self.units.point_to_si(p1), self.units.point_to_si(p2)];
-                    for side in 0..2 {
-                        if !want[side] {
-                            continue;
-                        }
-                        let (this, other) = (ids[side], ids[1 - side]);
-                        let normal = if side == 0 { -n } else { n };
-                        let p = points[side];
-                        let relative = before(other).velocity_at(&p) - before(this).velocity_at(&p);
-                        out.push(BodyContact {
-                            body: this.expect("wanted bodies exist"),
-                            other,
-                            point_m: p,
-                            normal,
-                            impulse_n_s,
-                            approach_speed_m_s: relative.dot(&normal),
-                        });
-                    }
+                    let (this, other) = (ids[side], ids[1 - side]);
+                    let normal = if side == 0 { -n } else { n };
+                    let p = points[side];
+                    let relative =
+                        kinematics(other).velocity_at(&p) - kinematics(this).velocity_at(&p);
+                    found(BodyContact {
+                        body: this.expect("wanted bodies exist"),
+                        other,
+                        point_m: p,
+                        normal,
+                        impulse_n_s,
+                        approach_speed_m_s: relative.dot(&normal),
+                    });
                 }
             }
         }

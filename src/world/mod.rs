@@ -13,16 +13,23 @@ mod breaking;
 mod build;
 mod contacts;
 mod drop;
+mod extract;
 mod frames;
 mod shapes;
+mod sub;
 pub mod units;
 
 pub use breaking::{FractureEvent, FractureKind};
 pub use build::{SceneAssets, WorldError};
 pub use contacts::BodyContact;
 pub use drop::{drop_run, place_above, DropRun, DropTimes, FrameOutput};
+pub use extract::{Extraction, Membership};
 pub use frames::write_obj_frame;
 pub use shapes::Surface;
+pub use sub::{
+    BorderContact, FrictionImpulse, MemberBody, MemberState, ProxyBody, SubWorld, SubWorldReport,
+    SubWorldUpdate,
+};
 
 use crate::config::{Material, WorldSettings};
 use crate::fracture::{BreakableBody, FractureSettings};
@@ -103,6 +110,9 @@ pub struct World {
     /// Scratch, per step: kinematics before the step, by body id.
     before: Vec<Kinematics>,
     contacts: Vec<BodyContact>,
+    /// Contacts on breakable bodies computed elsewhere (the haptic
+    /// sub-world), for the next fracture step.
+    external_contacts: Vec<BodyContact>,
 }
 
 impl World {
@@ -130,6 +140,7 @@ impl World {
             events: Vec::new(),
             before: Vec::new(),
             contacts: Vec::new(),
+            external_contacts: Vec::new(),
         }
     }
 

@@ -1,0 +1,334 @@
+//! A haptic session: the global world on the simulation thread, the
+//! sub-world, coupling and device on the haptic thread, and the summary
+//! both report at the end.
+
+use super::coupling::{CouplingGains, Integration, VirtualCoupling};
+use super::haptic_loop::{HapticLoop, LoopError};
+use super::realtime::{self, RealtimeReport};
+use super::scaling::Scaling;
+use super::simulation::Simulation;
+use super::stats::{LoopStats, SyncStats};
+use super::sync::Exchange;
+use crate::config::{HapticSpec, ScalingFactors};
+use crate::device::{Device, HandTrajectory, Safety, SafetySettings};
+use crate::session::RecorderHandle;
+use crate::world::{BodyId, Extraction, FractureKind, SubWorld, World};
+use nalgebra::Vector3;
+use serde::Serialize;
+
+/// How a session runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerOptions {
+    pub seconds: f64,
+    /// Wait for every sync on a virtual clock (bit-reproducible).
+    pub lockstep: bool,
+    /// Request SCHED_FIFO and locked memory for the haptic thread
+    /// (real-time mode only).
+    pub realtime: bool,
+    pub integration: Integration,
+    /// Direct coupling: the whole world is the sub-world, stepped in the
+    /// haptic thread (the baseline of Glondu §4.3.3.2).
+    pub direct: bool,
+    /// Overrides the scene's r_sim.
+    pub sync_ratio: Option<u32>,
+    /// Keep the proxy's position at every tick in [`Summary::proxy_trace`]
+    /// (memory reserved before the loop starts).
+    pub trace: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            seconds: 15.0,
+            lockstep: false,
+            realtime: true,
+            integration: Integration::Implicit,
+            direct: false,
+            sync_ratio: None,
+            trace: false,
+        }
+    }
+}
+
+/// Why a session could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("scene {scene}: the haptic proxy `{proxy}` is not in the world")]
+    NoProxy { scene: String, proxy: String },
+    #[error("seconds must be positive and finite (got {0})")]
+    Seconds(f64),
+    #[error(transparent)]
+    Loop(#[from] LoopError),
+    #[error("the {0} thread panicked")]
+    Panicked(&'static str),
+    #[error("could not start the {0} thread: {1}")]
+    Spawn(&'static str, std::io::Error),
+}
+
+/// One fracture of the session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FractureSummary {
+    pub time_s: f64,
+    pub body: String,
+    pub kind: FractureKind,
+    pub fragments: usize,
+    pub debris: usize,
+    pub crack_area_m2: f64,
+    pub impulse_n_s: f64,
+    /// Wall time of the fracture computation (ms).
+    pub fracture_ms: f64,
+}
+
+/// What the session ended with, for replays.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// Hash of the global world's final body states.
+    pub state_hash: u64,
+    /// Hash of the proxy's position at every tick.
+    pub proxy_path_hash: u64,
+    pub bodies: usize,
+}
+
+/// The session's summary (`--json` prints it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub mode: &'static str,
+    pub seconds: f64,
+    pub device: String,
+    pub haptic: LoopStats,
+    pub syncs: SyncStats,
+    pub fractures: Vec<FractureSummary>,
+    /// Where the session log was written (set by the caller).
+    pub log: Option<String>,
+    pub realtime: RealtimeReport,
+    pub coupling: CouplingGains,
+    pub scaling: ScalingFactors,
+    pub sync_ratio: u32,
+    pub sub_world_mean_bodies: f64,
+    pub peak_coupling_force_n: f64,
+    pub device_errors: u64,
+    pub safety_trips: u64,
+    pub outcome: Outcome,
+    /// The proxy's position at every tick, if asked for.
+    #[serde(skip)]
+    pub proxy_trace: Vec<[f64; 3]>,
+}
+
+/// Everything a session needs.
+pub struct Session {
+    pub world: World,
+    pub haptic: HapticSpec,
+    pub scene_name: String,
+    pub device: Box<dyn Device>,
+    /// The device profile's name (selects per-device scaling).
+    pub device_name: String,
+    pub hand: Option<HandTrajectory>,
+    pub recorder: Option<RecorderHandle>,
+    pub options: ServerOptions,
+}
+
+/// Ticks per second of the haptic loop.
+pub const HAPTIC_RATE_HZ: f64 = 1000.0;
+
+/// Runs a session to its end.
+pub fn serve(session: Session) -> Result<Summary, ServerError> {
+    let Session {
+        world,
+        haptic,
+        scene_name,
+        device,
+        device_name,
+        hand,
+        recorder,
+        options,
+    } = session;
+    if !(options.seconds.is_finite() && options.seconds > 0.0) {
+        return Err(ServerError::Seconds(options.seconds));
+    }
+    let tick_s = 1.0 / HAPTIC_RATE_HZ;
+    let proxy = world
+        .find(&haptic.proxy)
+        .ok_or_else(|| ServerError::NoProxy {
+            scene: scene_name.clone(),
+            proxy: haptic.proxy.clone(),
+        })?;
+    let sync_ratio = options.sync_ratio.unwrap_or(haptic.sync_ratio).max(1);
+    let factors = haptic.scaling_for(&device_name);
+    let origin = haptic
+        .origin_m
+        .map(Vector3::from)
+        .or_else(|| world.center_of_mass(proxy).map(|p| p.coords))
+        .unwrap_or_else(Vector3::zeros);
+    let scaling = Scaling::new(factors, origin);
+    let spec = device.spec().clone();
+    let extraction = Extraction {
+        proxy,
+        max_graph_bodies: haptic.max_graph_bodies,
+        boundary_side_m: boundary_side_m(
+            &world,
+            proxy,
+            &haptic,
+            &scaling,
+            spec.max_velocity_m_s,
+            sync_ratio,
+            tick_s,
+        ),
+        everything: options.direct,
+    };
+    let gravity = Vector3::from(world.settings().gravity_m_s2);
+    let mut sub = SubWorld::new(world.settings(), tick_s);
+    let mut simulation = Simulation::new(world, extraction, tick_s, sync_ratio);
+    simulation.recorder = recorder.clone();
+    let exchange = Exchange::new(2);
+    let mut first = exchange.free_down();
+    simulation.initial(&mut first);
+    sub.apply(&first.update);
+    exchange.recycle_down(first);
+    let proxy_body = sub.proxy(proxy).ok_or_else(|| ServerError::NoProxy {
+        scene: scene_name.clone(),
+        proxy: haptic.proxy.clone(),
+    })?;
+    let smallest_inertia = proxy_body
+        .inertia_kg_m2
+        .symmetric_eigenvalues()
+        .min()
+        .max(1e-12);
+    let gains = CouplingGains::auto_tuned(&spec, &scaling, proxy_body.mass_kg, smallest_inertia);
+    let coupling = VirtualCoupling {
+        gains,
+        integration: options.integration,
+    };
+    let device = Safety::new(device, SafetySettings::for_spec(&spec));
+    let mut haptic_loop = HapticLoop::new(
+        device,
+        sub,
+        proxy,
+        scaling,
+        coupling,
+        gravity,
+        sync_ratio,
+        options.lockstep,
+    );
+    haptic_loop.recorder = recorder;
+    haptic_loop.hand = hand;
+    let ticks = (options.seconds * HAPTIC_RATE_HZ).round().max(1.0) as u64;
+    if options.trace {
+        haptic_loop.proxy_trace = Some(Vec::with_capacity(ticks as usize));
+    }
+    let want_realtime = options.realtime && !options.lockstep;
+
+    let (loop_result, realtime_report, mut haptic_loop, simulation) =
+        std::thread::scope(|scope| {
+            let exchange = &exchange;
+            let sim_thread = std::thread::Builder::new()
+                .name("tessera-sim".into())
+                .spawn_scoped(scope, move || {
+                    simulation.serve(exchange);
+                    simulation
+                })
+                .map_err(|e| ServerError::Spawn("simulation", e))?;
+            let haptic_thread = std::thread::Builder::new()
+                .name("tessera-haptic".into())
+                .spawn_scoped(scope, move || {
+                    let report = realtime::request(want_realtime);
+                    let result = haptic_loop.run(ticks, exchange);
+                    realtime::release(&report);
+                    exchange.stop();
+                    (result, report, haptic_loop)
+                });
+            let haptic_thread = match haptic_thread {
+                Ok(t) => t,
+                Err(e) => {
+                    exchange.stop();
+                    return Err(ServerError::Spawn("haptic", e));
+                }
+            };
+            let haptic = haptic_thread.join();
+            exchange.stop();
+            let simulation = sim_thread
+                .join()
+                .map_err(|_| ServerError::Panicked("simulation"))?;
+            let (result, report, haptic_loop) =
+                haptic.map_err(|_| ServerError::Panicked("haptic"))?;
+            Ok((result, report, haptic_loop, simulation))
+        })?;
+    loop_result?;
+
+    let proxy_trace = haptic_loop.proxy_trace.take().unwrap_or_default();
+    let world = &simulation.world;
+    let fractures = world
+        .events()
+        .iter()
+        .map(|e| FractureSummary {
+            time_s: e.time_s,
+            body: e.name.clone(),
+            kind: e.kind,
+            fragments: e.fragments.len(),
+            debris: e.debris,
+            crack_area_m2: e.crack_area_m2,
+            impulse_n_s: e.impulse_n_s,
+            fracture_ms: e.fracture_ms,
+        })
+        .collect();
+    let ticks_run = haptic_loop.stats.ticks.max(1);
+    Ok(Summary {
+        mode: if options.lockstep {
+            "lockstep"
+        } else {
+            "real-time"
+        },
+        seconds: options.seconds,
+        device: device_name,
+        haptic: haptic_loop.stats.stats(),
+        syncs: SyncStats {
+            total: haptic_loop.syncs,
+            late: haptic_loop.late_syncs,
+            global_step_ms_mean: simulation.step_ms_sum / simulation.steps.max(1) as f64,
+            global_step_ms_max: simulation.step_ms_max,
+        },
+        fractures,
+        log: None,
+        realtime: realtime_report,
+        coupling: gains,
+        scaling: factors,
+        sync_ratio,
+        sub_world_mean_bodies: haptic_loop.sub_world_bodies_sum as f64 / ticks_run as f64,
+        peak_coupling_force_n: haptic_loop.peak_force_n,
+        device_errors: haptic_loop.device_errors,
+        safety_trips: haptic_loop.safety_trips,
+        outcome: Outcome {
+            state_hash: world.state_hash(),
+            proxy_path_hash: haptic_loop.proxy_path.digest(),
+            bodies: world.body_count(),
+        },
+        proxy_trace,
+    })
+}
+
+/// The boundary cube's side, `c_size + 2·p_max` with `p_max = r_sim / f ·
+/// v_max` (Glondu §4.3.3.1), `v_max` the device's, scaled.
+fn boundary_side_m(
+    world: &World,
+    proxy: BodyId,
+    haptic: &HapticSpec,
+    scaling: &Scaling,
+    device_max_speed_m_s: f64,
+    sync_ratio: u32,
+    tick_s: f64,
+) -> f64 {
+    let cube = haptic.proxy_cube_m.unwrap_or_else(|| {
+        world.body(proxy).map_or(0.0, |b| {
+            let points = &b.surface.points;
+            (0..3)
+                .map(|i| {
+                    let (lo, hi) = points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
+                        (lo.min(p[i]), hi.max(p[i]))
+                    });
+                    hi - lo
+                })
+                .fold(0.0, f64::max)
+        })
+    });
+    let v_max = device_max_speed_m_s * scaling.factors.s_fact;
+    cube + 2.0 * f64::from(sync_ratio) * tick_s * v_max
+}

@@ -1,0 +1,117 @@
+//! The simulation thread (DESIGN.md, Threads): per synchronisation, impose
+//! the sub-world's poses, step the global world over the ticks since the
+//! last one, fracture, and choose the next sub-world.
+
+use super::sync::{Exchange, SyncDown, SyncUp};
+use crate::session::{Event, RecorderHandle};
+use crate::world::{Extraction, FractureEvent, Membership, World};
+use std::time::{Duration, Instant};
+
+/// The global world and what the simulation thread keeps about it.
+pub struct Simulation {
+    pub world: World,
+    pub extraction: Extraction,
+    pub membership: Membership,
+    /// Haptic tick length (s) and ticks per sync.
+    pub tick_s: f64,
+    pub sync_ratio: u32,
+    last_tick: u64,
+    pub step_ms_sum: f64,
+    pub step_ms_max: f64,
+    pub steps: u64,
+    pub recorder: Option<RecorderHandle>,
+}
+
+/// The longest global step taken after late syncs, in sync periods.
+const MAX_CATCH_UP: u64 = 5;
+
+impl Simulation {
+    pub fn new(world: World, extraction: Extraction, tick_s: f64, sync_ratio: u32) -> Self {
+        Self {
+            world,
+            extraction,
+            membership: Membership::default(),
+            tick_s,
+            sync_ratio,
+            last_tick: 0,
+            step_ms_sum: 0.0,
+            step_ms_max: 0.0,
+            steps: 0,
+            recorder: None,
+        }
+    }
+
+    /// The first sub-world, before the haptic loop starts.
+    pub fn initial(&mut self, down: &mut SyncDown) {
+        self.world
+            .set_time_step(self.tick_s * f64::from(self.sync_ratio));
+        self.world.extract_sub_world(
+            &self.extraction,
+            &mut self.membership,
+            &[],
+            &mut down.update,
+        );
+        down.tick = 0;
+        down.fractures = 0;
+    }
+
+    /// One synchronisation: the answer to `up` written into `down`.
+    pub fn sync(&mut self, up: &SyncUp, down: &mut SyncDown) {
+        let ticks = up
+            .tick
+            .saturating_sub(self.last_tick)
+            .clamp(1, MAX_CATCH_UP * u64::from(self.sync_ratio));
+        self.last_tick = up.tick;
+        self.world.set_time_step(ticks as f64 * self.tick_s);
+        self.world.apply_sub_world(&up.report, &mut self.membership);
+        let events_before = self.world.events().len();
+        let t = Instant::now();
+        self.world.step();
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        self.step_ms_sum += ms;
+        self.step_ms_max = self.step_ms_max.max(ms);
+        self.steps += 1;
+        let new_events = &self.world.events()[events_before..];
+        if let Some(recorder) = &self.recorder {
+            for event in new_events {
+                recorder.event(fracture_event(event, up.tick, self.tick_s));
+            }
+        }
+        down.fractures = new_events.len() as u32;
+        down.tick = up.tick;
+        self.world.extract_sub_world(
+            &self.extraction,
+            &mut self.membership,
+            &up.report.edges,
+            &mut down.update,
+        );
+    }
+
+    /// Serves syncs until the exchange is stopped.
+    pub fn serve(&mut self, exchange: &Exchange) {
+        while !exchange.stopped() {
+            let Some(up) = exchange.take_up() else {
+                std::thread::sleep(Duration::from_micros(50));
+                continue;
+            };
+            let mut down = exchange.free_down();
+            self.sync(&up, &mut down);
+            exchange.recycle_up(up);
+            if let Err(down) = exchange.send_down(down) {
+                // Only one answer is ever in flight; a full mailbox means the
+                // haptic thread has stopped reading.
+                exchange.recycle_down(down);
+            }
+        }
+    }
+}
+
+fn fracture_event(event: &FractureEvent, tick: u64, tick_s: f64) -> Event {
+    Event::Fracture {
+        time_s: tick as f64 * tick_s,
+        tick,
+        body: event.name.clone(),
+        fragments: event.fragments.len(),
+        crack_area_m2: event.crack_area_m2,
+    }
+}

@@ -1,0 +1,137 @@
+//! Statistics of the haptic loop, kept in fixed histograms so that the
+//! haptic thread records a tick without allocating.
+
+use serde::Serialize;
+
+/// Bins of 1 µs up to 20 ms; slower values land in the last bin (the
+/// exact maximum is kept beside it).
+const BINS: usize = 20_000;
+
+/// A histogram of durations in microseconds.
+#[derive(Clone)]
+pub struct Histogram {
+    counts: Box<[u32; BINS]>,
+    total: u64,
+    max_us: f64,
+    sum_us: f64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Self {
+            counts: Box::new([0; BINS]),
+            total: 0,
+            max_us: 0.0,
+            sum_us: 0.0,
+        }
+    }
+}
+
+impl Histogram {
+    pub fn record(&mut self, us: f64) {
+        let us = us.max(0.0);
+        let bin = (us as usize).min(BINS - 1);
+        self.counts[bin] += 1;
+        self.total += 1;
+        self.sum_us += us;
+        if us > self.max_us {
+            self.max_us = us;
+        }
+    }
+
+    /// The value below which a fraction `q` of the values lie, to the 1 µs
+    /// bin (the bin's lower edge; the exact maximum in the last bin).
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let mut seen = 0u64;
+        for (bin, &count) in self.counts.iter().enumerate() {
+            seen += u64::from(count);
+            if seen >= rank {
+                return if bin == BINS - 1 {
+                    self.max_us
+                } else {
+                    (bin as f64).min(self.max_us)
+                };
+            }
+        }
+        self.max_us
+    }
+
+    /// How many values exceed `us`.
+    pub fn count_over(&self, us: f64) -> u64 {
+        let first = (us.max(0.0) as usize + 1).min(BINS);
+        self.counts[first..].iter().map(|&c| u64::from(c)).sum()
+    }
+
+    pub fn summary(&self) -> Distribution {
+        Distribution {
+            p50: self.quantile(0.5),
+            p99: self.quantile(0.99),
+            max: self.max_us,
+            mean: if self.total > 0 {
+                self.sum_us / self.total as f64
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// p50, p99, max and mean of a histogram (µs).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Distribution {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// What the haptic loop measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoopStats {
+    pub ticks: u64,
+    /// How late each tick started after its deadline (µs); zero in lockstep.
+    pub period_error_us: Distribution,
+    /// Time from reading the device to the tick record (µs).
+    pub compute_us: Distribution,
+    pub late_over_100us: u64,
+    pub late_over_1ms: u64,
+    /// Bodies in the sub-world, largest seen.
+    pub max_sub_world_bodies: usize,
+}
+
+/// Histograms the haptic thread fills.
+#[derive(Clone, Default)]
+pub struct LoopRecorder {
+    pub lateness: Histogram,
+    pub compute: Histogram,
+    pub ticks: u64,
+    pub max_sub_world_bodies: usize,
+}
+
+impl LoopRecorder {
+    pub fn stats(&self) -> LoopStats {
+        LoopStats {
+            ticks: self.ticks,
+            period_error_us: self.lateness.summary(),
+            compute_us: self.compute.summary(),
+            late_over_100us: self.lateness.count_over(100.0),
+            late_over_1ms: self.lateness.count_over(1000.0),
+            max_sub_world_bodies: self.max_sub_world_bodies,
+        }
+    }
+}
+
+/// Synchronisations between the haptic and simulation threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SyncStats {
+    pub total: u64,
+    /// Syncs at which the answer to the previous one had not arrived.
+    pub late: u64,
+    /// Global steps (wall time, ms).
+    pub global_step_ms_mean: f64,
+    pub global_step_ms_max: f64,
+}

@@ -1,0 +1,85 @@
+//! The messages of a synchronisation and the lock-free exchange that
+//! carries them (DESIGN.md, Threads). Each message is a boxed buffer that
+//! travels to the other thread and comes back through a free list, so
+//! neither thread allocates in the steady state and neither ever blocks
+//! on the other: a push or pop either succeeds at once or is retried.
+
+use crate::world::{SubWorldReport, SubWorldUpdate};
+use crossbeam_queue::ArrayQueue;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Haptic → simulation, at tick `tick` (a multiple of r_sim).
+#[derive(Default)]
+pub struct SyncUp {
+    pub tick: u64,
+    pub report: SubWorldReport,
+}
+
+/// Simulation → haptic: the answer to the [`SyncUp`] of `tick`.
+#[derive(Default)]
+pub struct SyncDown {
+    pub tick: u64,
+    pub update: SubWorldUpdate,
+    /// Fracture events of the global step (indices into the world's event
+    /// list; the simulation thread keeps the details).
+    pub fractures: u32,
+}
+
+/// Two one-slot mailboxes and their free lists.
+pub struct Exchange {
+    up: ArrayQueue<Box<SyncUp>>,
+    down: ArrayQueue<Box<SyncDown>>,
+    free_up: ArrayQueue<Box<SyncUp>>,
+    free_down: ArrayQueue<Box<SyncDown>>,
+    stop: AtomicBool,
+}
+
+impl Exchange {
+    /// With `spares` buffers of each kind on the free lists.
+    pub fn new(spares: usize) -> Self {
+        let exchange = Self {
+            up: ArrayQueue::new(spares.max(1)),
+            down: ArrayQueue::new(spares.max(1)),
+            free_up: ArrayQueue::new(spares.max(1)),
+            free_down: ArrayQueue::new(spares.max(1)),
+            stop: AtomicBool::new(false),
+        };
+        for _ in 0..spares.max(1) {
+            let _ = exchange.free_up.push(Box::default());
+            let _ = exchange.free_down.push(Box::default());
+        }
+        exchange
+    }
+
+    pub fn send_up(&self, message: Box<SyncUp>) -> Result<(), Box<SyncUp>> {
+        self.up.push(message)
+    }
+    pub fn take_up(&self) -> Option<Box<SyncUp>> {
+        self.up.pop()
+    }
+    pub fn send_down(&self, message: Box<SyncDown>) -> Result<(), Box<SyncDown>> {
+        self.down.push(message)
+    }
+    pub fn take_down(&self) -> Option<Box<SyncDown>> {
+        self.down.pop()
+    }
+    pub fn recycle_up(&self, message: Box<SyncUp>) {
+        let _ = self.free_up.push(message);
+    }
+    pub fn recycle_down(&self, message: Box<SyncDown>) {
+        let _ = self.free_down.push(message);
+    }
+    /// A free buffer (a new one only if all are in flight).
+    pub fn free_up(&self) -> Box<SyncUp> {
+        self.free_up.pop().unwrap_or_default()
+    }
+    pub fn free_down(&self) -> Box<SyncDown> {
+        self.free_down.pop().unwrap_or_default()
+    }
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+}

@@ -1,0 +1,311 @@
+//! The global world's side of the haptic sub-world (Glondu 2012 §4.3.3.1):
+//! which bodies the sub-world holds (the contact graph from the proxy, up
+//! to a body count, plus every body meeting the boundary cube), the border
+//! contacts and their impulses, and the sub-world's results imposed back.
+//!
+//! While a dynamic body is in the sub-world its global twin is kinematic,
+//! driven to the poses the sub-world reports: bodies outside feel it as an
+//! unstoppable pusher, which is exactly the "impose the positions of the
+//! sub-world bodies" of §4.3.3.1, and the impulses they take from it are
+//! the border impulses sent back down.
+
+use super::contacts::{solver_contacts, BodyContact, Kinematics};
+use super::sub::{BorderContact, MemberBody, SubWorldReport, SubWorldUpdate};
+use super::units::{glam, vector};
+use super::{BodyId, World};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+use rapier3d::dynamics::RigidBodyType;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// How the sub-world is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extraction {
+    pub proxy: BodyId,
+    /// Most dynamic bodies the contact graph adds (the proxy excluded).
+    pub max_graph_bodies: usize,
+    /// Side of the boundary cube around the proxy, `c_size + 2·p_max` (m).
+    pub boundary_side_m: f64,
+    /// Direct coupling: the sub-world is the whole world.
+    pub everything: bool,
+}
+
+/// The global world's record of the sub-world's membership.
+#[derive(Debug, Clone, Default)]
+pub struct Membership {
+    /// Ascending id.
+    members: Vec<BodyId>,
+    /// Last reported velocities of dynamic members, for when they leave.
+    velocities: BTreeMap<BodyId, (Vector3<f64>, Vector3<f64>)>,
+}
+
+impl Membership {
+    pub fn members(&self) -> &[BodyId] {
+        &self.members
+    }
+}
+
+impl World {
+    /// Sets the time step of the next steps (s).
+    pub fn set_time_step(&mut self, dt_s: f64) {
+        self.settings.time_step_s = dt_s;
+        self.physics.integration_parameters.dt = dt_s as f32;
+    }
+
+    /// Makes a dynamic body kinematic (driven by [`World::apply_sub_world`])
+    /// or dynamic again with these velocities.
+    fn set_driven(&mut self, id: BodyId, driven: Option<(Vector3<f64>, Vector3<f64>)>) {
+        let Some(body) = self.body(id) else { return };
+        if body.mass_kg.is_none() {
+            return;
+        }
+        let handle = body.handle;
+        let rb = &mut self.physics.bodies[handle];
+        match driven {
+            None => rb.set_body_type(RigidBodyType::KinematicPositionBased, true),
+            Some((linvel, angvel)) => {
+                rb.set_body_type(RigidBodyType::Dynamic, true);
+                rb.set_linvel(self.units.to_sim(&linvel), true);
+                rb.set_angvel(glam(&angvel), true);
+            }
+        }
+    }
+
+    /// Imposes the sub-world's results before the next global step: member
+    /// poses (reached at the end of the step, moving with the reported
+    /// velocities), the friction impulses on the bodies outside, and the
+    /// contacts on breakable members for the fracture step.
+    pub fn apply_sub_world(&mut self, report: &SubWorldReport, membership: &mut Membership) {
+        let dt = self.settings.time_step_s;
+        for state in &report.states {
+            let Some(body) = self.body(state.id) else {
+                continue;
+            };
+            let handle = body.handle;
+            membership
+                .velocities
+                .insert(state.id, (state.linvel_m_s, state.angvel_rad_s));
+            let rb = &mut self.physics.bodies[handle];
+            if !rb.is_kinematic() {
+                continue;
+            }
+            let next = Isometry3::from_parts(
+                Translation3::from(state.pose.translation.vector + state.linvel_m_s * dt),
+                UnitQuaternion::from_scaled_axis(state.angvel_rad_s * dt) * state.pose.rotation,
+            );
+            rb.set_position(self.units.pose_to_sim(&state.pose), true);
+            rb.set_next_kinematic_position(self.units.pose_to_sim(&next));
+        }
+        for friction in &report.friction {
+            let Some(handle) = self.body(friction.outside).map(|b| b.handle) else {
+                continue;
+            };
+            let rb = &mut self.physics.bodies[handle];
+            if rb.is_dynamic() {
+                rb.apply_impulse_at_point(
+                    self.units.to_sim(&friction.impulse_n_s),
+                    self.units.point_to_sim(&friction.point_m),
+                    true,
+                );
+            }
+        }
+        self.external_contacts.extend_from_slice(&report.contacts);
+    }
+
+    /// Chooses the sub-world for the next cycle from the state after the
+    /// last global step and writes what the sub-world must change into
+    /// `out`. `edges` are the sub-world's own contact pairs (its kinematic
+    /// twins do not collide with each other here).
+    pub fn extract_sub_world(
+        &mut self,
+        extraction: &Extraction,
+        membership: &mut Membership,
+        edges: &[(BodyId, BodyId)],
+        out: &mut SubWorldUpdate,
+    ) {
+        let chosen = self.choose_members(extraction, edges);
+        let old: BTreeSet<BodyId> = membership.members.iter().copied().collect();
+        for &id in old.difference(&chosen) {
+            let velocities = membership.velocities.remove(&id).unwrap_or_default();
+            self.set_driven(id, Some(velocities));
+        }
+        out.added.clear();
+        for &id in chosen.difference(&old) {
+            if let Some(member) = self.member_body(id) {
+                out.added.push(member);
+            }
+            self.set_driven(id, None);
+        }
+        membership.members = chosen.into_iter().collect();
+        membership
+            .velocities
+            .retain(|id, _| membership.members.binary_search(id).is_ok());
+        out.members.clear();
+        out.members.extend_from_slice(&membership.members);
+        out.global_dt_s = self.settings.time_step_s;
+        self.border_contacts(&membership.members, &mut out.border);
+    }
+
+    /// The proxy, the contact graph from it (breadth first, static bodies
+    /// included but not crossed) up to the body count, and every body whose
+    /// bounds meet the boundary cube.
+    fn choose_members(
+        &self,
+        extraction: &Extraction,
+        edges: &[(BodyId, BodyId)],
+    ) -> BTreeSet<BodyId> {
+        let mut chosen = BTreeSet::new();
+        if extraction.everything {
+            chosen.extend(self.bodies().map(|(id, _)| id));
+            return chosen;
+        }
+        let Some(proxy) = self.body(extraction.proxy) else {
+            return chosen;
+        };
+        chosen.insert(extraction.proxy);
+        let mut queue = VecDeque::from([extraction.proxy]);
+        let mut graph_bodies = 0;
+        let mut neighbours = Vec::new();
+        while let Some(id) = queue.pop_front() {
+            neighbours.clear();
+            self.contact_neighbours(id, &mut neighbours);
+            neighbours.extend(
+                edges.iter().filter_map(|&(a, b)| {
+                    (a == id).then_some(b).or_else(|| (b == id).then_some(a))
+                }),
+            );
+            for &n in &neighbours {
+                let Some(body) = self.body(n) else { continue };
+                if chosen.contains(&n) {
+                    continue;
+                }
+                if body.mass_kg.is_none() {
+                    chosen.insert(n);
+                } else if graph_bodies < extraction.max_graph_bodies {
+                    chosen.insert(n);
+                    graph_bodies += 1;
+                    queue.push_back(n);
+                }
+            }
+        }
+        let centre = self
+            .units
+            .point_to_si(self.physics.bodies[proxy.handle].center_of_mass());
+        let half = Vector3::repeat(extraction.boundary_side_m / 2.0);
+        let (lo, hi) = (centre - half, centre + half);
+        for (id, body) in self.bodies() {
+            let rb = &self.physics.bodies[body.handle];
+            let meets = rb.colliders().iter().any(|&c| {
+                let aabb = self.physics.colliders[c].compute_aabb();
+                let (a, b) = (
+                    self.units.point_to_si(aabb.mins),
+                    self.units.point_to_si(aabb.maxs),
+                );
+                (0..3).all(|i| a[i] <= hi[i] && b[i] >= lo[i])
+            });
+            if meets {
+                chosen.insert(id);
+            }
+        }
+        chosen
+    }
+
+    /// Bodies in active contact with `id` in the global world.
+    fn contact_neighbours(&self, id: BodyId, out: &mut Vec<BodyId>) {
+        let Some(body) = self.body(id) else { return };
+        let physics = &self.physics;
+        for &collider in physics.bodies[body.handle].colliders() {
+            for pair in physics.narrow_phase.contact_pairs_with(collider) {
+                if !pair.has_any_active_contact() {
+                    continue;
+                }
+                let other = if pair.collider1 == collider {
+                    pair.collider2
+                } else {
+                    pair.collider1
+                };
+                let other = physics
+                    .colliders
+                    .get(other)
+                    .and_then(|c| c.parent())
+                    .and_then(|h| physics.bodies.get(h))
+                    .map(|b| BodyId(b.user_data as u32));
+                out.extend(other);
+            }
+        }
+    }
+
+    /// A body as the sub-world needs it: shape, mass, state.
+    fn member_body(&self, id: BodyId) -> Option<MemberBody> {
+        let body = self.body(id)?;
+        let rb = &self.physics.bodies[body.handle];
+        let collider = &self.physics.colliders[*rb.colliders().first()?];
+        Some(MemberBody {
+            id,
+            is_static: body.mass_kg.is_none(),
+            breakable: body.breakable.is_some(),
+            shape: collider.shared_shape().clone(),
+            mass: collider.mass_properties(),
+            pose: *rb.position(),
+            linvel: rb.linvel(),
+            angvel: rb.angvel(),
+            friction: collider.friction(),
+            restitution: collider.restitution(),
+            ccd: rb.is_ccd_enabled(),
+        })
+    }
+
+    /// Contacts of the last step between dynamic members and dynamic bodies
+    /// outside, with the impulse the global world applied there.
+    fn border_contacts(&self, members: &[BodyId], out: &mut Vec<BorderContact>) {
+        out.clear();
+        let is_member = |id: BodyId| members.binary_search(&id).is_ok();
+        let dynamic = |id: BodyId| self.body(id).is_some_and(|b| b.mass_kg.is_some());
+        let wanted = |id: BodyId| is_member(id) && dynamic(id);
+        let still = Kinematics::default();
+        let before = |id: BodyId| self.before.get(id.0 as usize).copied().unwrap_or(still);
+        solver_contacts(
+            &self.physics,
+            &self.units,
+            &before,
+            &wanted,
+            &mut |c: BodyContact| {
+                let Some(outside) = c.other.filter(|&o| !is_member(o) && dynamic(o)) else {
+                    return;
+                };
+                let friction = match (self.body(c.body), self.body(outside)) {
+                    // rapier's default rule: the average.
+                    (Some(a), Some(b)) => 0.5 * (a.friction + b.friction),
+                    _ => 0.0,
+                };
+                out.push(BorderContact {
+                    body: c.body,
+                    outside,
+                    point_m: c.point_m,
+                    normal: c.normal,
+                    impulse_n_s: c.impulse_n_s,
+                    friction,
+                });
+            },
+        );
+    }
+
+    /// The pose and velocities of a body (SI), for the proxy's first state.
+    pub fn body_motion(&self, id: BodyId) -> Option<(Isometry3<f64>, Vector3<f64>, Vector3<f64>)> {
+        let body = self.body(id)?;
+        let rb = &self.physics.bodies[body.handle];
+        Some((
+            self.units.pose_to_si(rb.position()),
+            self.units.to_si(rb.linvel()),
+            vector(rb.angvel()),
+        ))
+    }
+
+    /// Where the centre of mass of a body is (m).
+    pub fn center_of_mass(&self, id: BodyId) -> Option<Point3<f64>> {
+        let body = self.body(id)?;
+        Some(
+            self.units
+                .point_to_si(self.physics.bodies[body.handle].center_of_mass()),
+        )
+    }
+}

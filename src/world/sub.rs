@@ -1,0 +1,461 @@
+//! The haptic sub-world (Glondu 2012 §4.3.3): a second rapier world, stepped
+//! by the haptic thread at 1 kHz, holding the proxy and the bodies around it
+//! that the global world hands over at each synchronisation.
+//!
+//! What crosses between the two worlds: [`SubWorldUpdate`] (global → sub:
+//! membership, new members' shapes and states, border contacts) and
+//! [`SubWorldReport`] (sub → global: member states, contacts on breakable
+//! members, friction impulses at the border, the sub-world's contact graph).
+//! Both are plain buffers that keep their capacity, so the haptic thread
+//! reuses them without allocating.
+
+use super::contacts::{body_id, solver_contacts, BodyContact, Kinematics};
+use super::units::{glam, vector, Units};
+use super::BodyId;
+use crate::config::WorldSettings;
+use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
+use rapier3d::dynamics::{MassProperties, RigidBodyBuilder, RigidBodyHandle};
+use rapier3d::geometry::{ColliderBuilder, SharedShape};
+use rapier3d::glamx::{Pose3, Vec3};
+use rapier3d::pipeline::PhysicsWorld;
+
+/// A body entering the sub-world, as the global world last saw it.
+#[derive(Clone)]
+pub struct MemberBody {
+    pub id: BodyId,
+    pub is_static: bool,
+    pub breakable: bool,
+    pub(super) shape: SharedShape,
+    pub(super) mass: MassProperties,
+    pub(super) pose: Pose3,
+    pub(super) linvel: Vec3,
+    pub(super) angvel: Vec3,
+    pub(super) friction: f32,
+    pub(super) restitution: f32,
+    pub(super) ccd: bool,
+}
+
+/// A contact between a sub-world body and a global body outside it, with
+/// the normal impulse the global world applied there in its last step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BorderContact {
+    pub body: BodyId,
+    pub outside: BodyId,
+    pub point_m: Point3<f64>,
+    /// Unit normal into `body`.
+    pub normal: Vector3<f64>,
+    /// Over the global step (N·s).
+    pub impulse_n_s: f64,
+    /// Coulomb coefficient at the contact.
+    pub friction: f64,
+}
+
+/// Global → sub-world, at each synchronisation.
+#[derive(Clone, Default)]
+pub struct SubWorldUpdate {
+    /// Every member, ascending id (the proxy included).
+    pub members: Vec<BodyId>,
+    /// Members the sub-world does not hold yet.
+    pub added: Vec<MemberBody>,
+    pub border: Vec<BorderContact>,
+    /// The global step the border impulses were applied over (s).
+    pub global_dt_s: f64,
+}
+
+/// A member's state in the sub-world (SI).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemberState {
+    pub id: BodyId,
+    pub pose: Isometry3<f64>,
+    pub linvel_m_s: Vector3<f64>,
+    pub angvel_rad_s: Vector3<f64>,
+}
+
+/// The summed friction-point impulse on a global body at the border.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrictionImpulse {
+    pub outside: BodyId,
+    pub point_m: Point3<f64>,
+    pub impulse_n_s: Vector3<f64>,
+}
+
+/// Sub-world → global, at each synchronisation.
+#[derive(Debug, Clone, Default)]
+pub struct SubWorldReport {
+    /// Dynamic members, ascending id.
+    pub states: Vec<MemberState>,
+    /// Contacts on breakable members since the last report, one per pair
+    /// of bodies: impulses summed, point and normal impulse-weighted, the
+    /// largest approach speed.
+    pub contacts: Vec<BodyContact>,
+    pub friction: Vec<FrictionImpulse>,
+    /// Pairs of members in contact (the sub-world's contact graph).
+    pub edges: Vec<(BodyId, BodyId)>,
+}
+
+impl SubWorldReport {
+    pub fn clear(&mut self) {
+        self.states.clear();
+        self.contacts.clear();
+        self.friction.clear();
+        self.edges.clear();
+    }
+}
+
+/// The proxy's state, for the coupling (SI, world axes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProxyBody {
+    /// The pose of the centre of mass (principal axes not implied).
+    pub com_pose: Isometry3<f64>,
+    pub linvel_m_s: Vector3<f64>,
+    pub angvel_rad_s: Vector3<f64>,
+    pub mass_kg: f64,
+    pub inertia_kg_m2: Matrix3<f64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Member {
+    id: BodyId,
+    handle: RigidBodyHandle,
+    breakable: bool,
+    is_static: bool,
+}
+
+/// A friction point (§4.3.3.1): the body's point stays on the contact's
+/// normal line until the tangential impulse needed exceeds `μ·i`.
+#[derive(Debug, Clone, Copy)]
+struct FrictionPoint {
+    contact: BorderContact,
+    handle: RigidBodyHandle,
+    /// The point in the body's frame (m).
+    local_point_m: Point3<f64>,
+    /// Where the line passes (m).
+    anchor_m: Point3<f64>,
+    /// Tangential impulse applied since the last report (N·s).
+    impulse_sum_n_s: Vector3<f64>,
+}
+
+/// Baumgarte factor pulling a friction point back onto its line.
+const FRICTION_POINT_ERP: f64 = 0.2;
+
+/// The sub-world.
+pub struct SubWorld {
+    physics: PhysicsWorld,
+    units: Units,
+    dt_s: f64,
+    /// Ascending id.
+    members: Vec<Member>,
+    friction_points: Vec<FrictionPoint>,
+    global_dt_s: f64,
+    /// Scratch: members' kinematics before the step, by member index.
+    before: Vec<Kinematics>,
+    /// Contacts on breakable members since the last report.
+    contacts: Vec<BodyContact>,
+}
+
+impl SubWorld {
+    /// An empty sub-world with the scene's gravity, units and solver.
+    pub fn new(settings: &WorldSettings, dt_s: f64) -> Self {
+        let units = Units {
+            z_fact: settings.z_fact,
+        };
+        let mut physics = PhysicsWorld::new();
+        physics.gravity = units.to_sim(&Vector3::from(settings.gravity_m_s2));
+        physics.integration_parameters.dt = dt_s as f32;
+        physics.integration_parameters.num_solver_iterations = settings.solver_iterations;
+        Self {
+            physics,
+            units,
+            dt_s,
+            members: Vec::new(),
+            friction_points: Vec::new(),
+            global_dt_s: dt_s,
+            before: Vec::new(),
+            contacts: Vec::new(),
+        }
+    }
+
+    /// Members, ascending id.
+    pub fn members(&self) -> impl Iterator<Item = BodyId> + '_ {
+        self.members.iter().map(|m| m.id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Border contacts held as friction points.
+    pub fn border_contacts(&self) -> usize {
+        self.friction_points.len()
+    }
+
+    fn member(&self, id: BodyId) -> Option<&Member> {
+        self.members
+            .binary_search_by_key(&id, |m| m.id)
+            .ok()
+            .map(|i| &self.members[i])
+    }
+
+    /// Takes the global world's membership and border for the next cycle:
+    /// members that left are removed, new ones inserted with the global
+    /// state, every border contact becomes a friction point.
+    pub fn apply(&mut self, update: &SubWorldUpdate) {
+        let physics = &mut self.physics;
+        self.members.retain(|m| {
+            let keep = update.members.binary_search(&m.id).is_ok();
+            if !keep {
+                physics.remove_body(m.handle);
+            }
+            keep
+        });
+        for body in &update.added {
+            if self
+                .members
+                .binary_search_by_key(&body.id, |m| m.id)
+                .is_ok()
+            {
+                continue;
+            }
+            let builder = if body.is_static {
+                RigidBodyBuilder::fixed()
+            } else {
+                RigidBodyBuilder::dynamic()
+                    .linvel(body.linvel)
+                    .angvel(body.angvel)
+                    .ccd_enabled(body.ccd)
+            }
+            .pose(body.pose)
+            .user_data(u128::from(body.id.0));
+            let collider = ColliderBuilder::new(body.shape.clone())
+                .mass_properties(body.mass)
+                .friction(body.friction)
+                .restitution(body.restitution);
+            let (handle, _) = self.physics.insert(builder, collider);
+            let at = self.members.partition_point(|m| m.id < body.id);
+            self.members.insert(
+                at,
+                Member {
+                    id: body.id,
+                    handle,
+                    breakable: body.breakable,
+                    is_static: body.is_static,
+                },
+            );
+        }
+        self.global_dt_s = update.global_dt_s.max(self.dt_s);
+        self.friction_points.clear();
+        for contact in &update.border {
+            let Some(member) = self.member(contact.body).copied() else {
+                continue;
+            };
+            let pose = self
+                .units
+                .pose_to_si(self.physics.bodies[member.handle].position());
+            self.friction_points.push(FrictionPoint {
+                contact: *contact,
+                handle: member.handle,
+                local_point_m: pose.inverse_transform_point(&contact.point_m),
+                anchor_m: contact.point_m,
+                impulse_sum_n_s: Vector3::zeros(),
+            });
+        }
+    }
+
+    /// The proxy's state; `None` if it is not a dynamic member.
+    pub fn proxy(&self, id: BodyId) -> Option<ProxyBody> {
+        let member = self.member(id).filter(|m| !m.is_static)?;
+        let rb = &self.physics.bodies[member.handle];
+        let props = rb.mass_properties();
+        let inv = &props.effective_world_inv_inertia;
+        let z2 = self.units.z_fact * self.units.z_fact;
+        let inv_inertia = Matrix3::new(
+            inv.m11, inv.m12, inv.m13, inv.m12, inv.m22, inv.m23, inv.m13, inv.m23, inv.m33,
+        )
+        .cast::<f64>()
+            / z2;
+        let pose = self.units.pose_to_si(rb.position());
+        let com = self.units.point_to_si(rb.center_of_mass());
+        Some(ProxyBody {
+            com_pose: Isometry3::from_parts(com.coords.into(), pose.rotation),
+            linvel_m_s: self.units.to_si(rb.linvel()),
+            angvel_rad_s: vector(rb.angvel()),
+            mass_kg: f64::from(rb.mass()),
+            inertia_kg_m2: inv_inertia.try_inverse().unwrap_or_else(Matrix3::zeros),
+        })
+    }
+
+    /// One haptic step: border impulses and friction points (§4.3.3.1),
+    /// the coupling wrench on the proxy (SI, held over the step), rapier's
+    /// step, then the contacts on breakable members are accumulated.
+    pub fn step(&mut self, proxy: BodyId, force_n: &Vector3<f64>, torque_n_m: &Vector3<f64>) {
+        let units = self.units;
+        self.before.clear();
+        for m in &self.members {
+            self.before
+                .push(Kinematics::of(&self.physics.bodies[m.handle], &units));
+        }
+        self.border_impulses();
+        if let Some(member) = self.member(proxy).copied() {
+            let rb = &mut self.physics.bodies[member.handle];
+            rb.reset_forces(false);
+            rb.reset_torques(false);
+            rb.add_force(units.to_sim(force_n), true);
+            rb.add_torque(glam(&(torque_n_m / (units.z_fact * units.z_fact))), true);
+        }
+        self.physics.step();
+        self.accumulate_contacts();
+    }
+
+    /// Applies each border contact's share of the global normal impulse and
+    /// holds its friction point, releasing it above `μ·i` (Coulomb).
+    fn border_impulses(&mut self) {
+        let units = self.units;
+        let share = self.dt_s / self.global_dt_s;
+        let bodies = &mut self.physics.bodies;
+        for fp in &mut self.friction_points {
+            let rb = &mut bodies[fp.handle];
+            if !rb.is_dynamic() {
+                continue;
+            }
+            let c = &fp.contact;
+            let pose = units.pose_to_si(rb.position());
+            let point = pose * fp.local_point_m;
+            let normal_impulse = c.normal * (c.impulse_n_s * share);
+            rb.apply_impulse_at_point(
+                units.to_sim(&normal_impulse),
+                units.point_to_sim(&point),
+                true,
+            );
+            // The tangential impulse that brings the point's tangential
+            // velocity to what pulls it back onto the line.
+            let n = c.normal;
+            let drift = point - fp.anchor_m;
+            let drift_t = drift - n * n.dot(&drift);
+            let com = units.point_to_si(rb.center_of_mass());
+            let velocity = units.to_si(rb.linvel()) + vector(rb.angvel()).cross(&(point - com));
+            let velocity_t = velocity - n * n.dot(&velocity);
+            let target = velocity_t + drift_t * (FRICTION_POINT_ERP / self.dt_s);
+            let speed = target.norm();
+            if speed < 1e-12 {
+                continue;
+            }
+            let t = target / speed;
+            let r = point - com;
+            let inv = &rb.mass_properties().effective_world_inv_inertia;
+            let z2 = units.z_fact * units.z_fact;
+            let rt = r.cross(&t);
+            let inv_inertia = Matrix3::new(
+                inv.m11, inv.m12, inv.m13, inv.m12, inv.m22, inv.m23, inv.m13, inv.m23, inv.m33,
+            )
+            .cast::<f64>()
+                / z2;
+            let inv_mass = 1.0 / f64::from(rb.mass()) + rt.dot(&(inv_inertia * rt));
+            let mut magnitude = speed / inv_mass;
+            let limit = c.friction * c.impulse_n_s * share;
+            if magnitude > limit {
+                // Sliding: the line follows the point.
+                magnitude = limit;
+                fp.anchor_m = point;
+            }
+            let impulse = -t * magnitude;
+            rb.apply_impulse_at_point(units.to_sim(&impulse), units.point_to_sim(&point), true);
+            fp.impulse_sum_n_s += impulse;
+        }
+    }
+
+    fn accumulate_contacts(&mut self) {
+        if !self.members.iter().any(|m| m.breakable) {
+            return;
+        }
+        let members = &self.members;
+        let before = &self.before;
+        let index = |id: BodyId| members.binary_search_by_key(&id, |m| m.id).ok();
+        let kinematics = |id: BodyId| index(id).map(|i| before[i]).unwrap_or_default();
+        let wanted = |id: BodyId| index(id).is_some_and(|i| members[i].breakable);
+        let contacts = &mut self.contacts;
+        solver_contacts(&self.physics, &self.units, &kinematics, &wanted, &mut |c| {
+            match contacts
+                .iter_mut()
+                .find(|a| a.body == c.body && a.other == c.other)
+            {
+                Some(a) => {
+                    // Impulse-weighted point and normal; the largest approach.
+                    let total = a.impulse_n_s + c.impulse_n_s;
+                    let w = c.impulse_n_s / total;
+                    a.point_m = a.point_m + (c.point_m - a.point_m) * w;
+                    a.normal = a.normal * (1.0 - w) + c.normal * w;
+                    a.impulse_n_s = total;
+                    a.approach_speed_m_s = a.approach_speed_m_s.max(c.approach_speed_m_s);
+                }
+                None => contacts.push(c),
+            }
+        });
+    }
+
+    /// Writes what the global world needs and starts a new cycle: member
+    /// states, accumulated contacts, friction sums, the contact graph.
+    pub fn report(&mut self, out: &mut SubWorldReport) {
+        out.clear();
+        for m in &self.members {
+            if m.is_static {
+                continue;
+            }
+            let rb = &self.physics.bodies[m.handle];
+            out.states.push(MemberState {
+                id: m.id,
+                pose: self.units.pose_to_si(rb.position()),
+                linvel_m_s: self.units.to_si(rb.linvel()),
+                angvel_rad_s: vector(rb.angvel()),
+            });
+        }
+        for mut c in self.contacts.drain(..) {
+            c.normal = c.normal.try_normalize(1e-12).unwrap_or(c.normal);
+            out.contacts.push(c);
+        }
+        for fp in &mut self.friction_points {
+            if fp.impulse_sum_n_s != Vector3::zeros() {
+                out.friction.push(FrictionImpulse {
+                    outside: fp.contact.outside,
+                    point_m: fp.contact.point_m,
+                    impulse_n_s: -fp.impulse_sum_n_s,
+                });
+                fp.impulse_sum_n_s = Vector3::zeros();
+            }
+        }
+        let bodies = &self.physics.bodies;
+        for pair in self.physics.narrow_phase.contact_pairs() {
+            if !pair.has_any_active_contact() {
+                continue;
+            }
+            let body = |c| self.physics.colliders.get(c).and_then(|c| c.parent());
+            let a = body_id(bodies, body(pair.collider1));
+            let b = body_id(bodies, body(pair.collider2));
+            if let (Some(a), Some(b)) = (a, b) {
+                out.edges.push((a.min(b), a.max(b)));
+            }
+        }
+    }
+
+    /// A hash of every member's id, pose and velocities (bit patterns).
+    pub fn state_hash(&self) -> u64 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for m in &self.members {
+            let rb = &self.physics.bodies[m.handle];
+            hasher.update(&m.id.0.to_le_bytes());
+            let p = rb.position();
+            let values = [
+                p.translation.to_array(),
+                rb.linvel().to_array(),
+                rb.angvel().to_array(),
+            ];
+            for v in values.iter().flatten().chain(&p.rotation.to_array()) {
+                hasher.update(&v.to_bits().to_le_bytes());
+            }
+        }
+        hasher.digest()
+    }
+}
