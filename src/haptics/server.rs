@@ -87,6 +87,9 @@ pub struct Outcome {
     /// Hash of the proxy's position at every tick.
     pub proxy_path_hash: u64,
     pub bodies: usize,
+    /// ∫ kinetic energy dt of the global world's dynamic bodies but the
+    /// proxy, sampled at every global step (J·s).
+    pub kinetic_energy_integral_j_s: f64,
 }
 
 /// The session's summary (`--json` prints it).
@@ -300,6 +303,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
             state_hash: world.state_hash(),
             proxy_path_hash: haptic_loop.proxy_path.digest(),
             bodies: world.body_count(),
+            kinetic_energy_integral_j_s: simulation.kinetic_energy_integral_j_s,
         },
         proxy_trace,
     })

@@ -19,6 +19,8 @@ pub struct Simulation {
     pub step_ms_sum: f64,
     pub step_ms_max: f64,
     pub steps: u64,
+    /// ∫ kinetic energy dt of every dynamic body but the proxy (J·s).
+    pub kinetic_energy_integral_j_s: f64,
     pub recorder: Option<RecorderHandle>,
 }
 
@@ -37,6 +39,7 @@ impl Simulation {
             step_ms_sum: 0.0,
             step_ms_max: 0.0,
             steps: 0,
+            kinetic_energy_integral_j_s: 0.0,
             recorder: None,
         }
     }
@@ -63,7 +66,11 @@ impl Simulation {
             .clamp(1, MAX_CATCH_UP * u64::from(self.sync_ratio));
         self.last_tick = up.tick;
         self.world.set_time_step(ticks as f64 * self.tick_s);
-        self.world.apply_sub_world(&up.report, &mut self.membership);
+        self.world.apply_sub_world(&up.report);
+        // Sampled with the sub-world's states just imposed: one snapshot of
+        // the whole world at this sync.
+        self.kinetic_energy_integral_j_s +=
+            self.world.kinetic_energy_j(Some(self.extraction.proxy)) * ticks as f64 * self.tick_s;
         let events_before = self.world.events().len();
         let t = Instant::now();
         self.world.step();

@@ -92,7 +92,9 @@ impl World {
         let mut contacts = std::mem::take(&mut self.contacts);
         contacts.clear();
         let breakable = |id: BodyId| self.body(id).is_some_and(|b| b.breakable.is_some());
-        self.gather_contacts(&breakable, &mut contacts);
+        let outside_sub_world =
+            |id: BodyId| breakable(id) && self.sub_world_members.binary_search(&id).is_err();
+        self.gather_contacts(&outside_sub_world, &mut contacts);
         contacts.extend(self.external_contacts.iter().filter(|c| breakable(c.body)));
         // Per body in id order: deterministic whatever the pair order.
         contacts.sort_by_key(|c| c.body);
@@ -358,7 +360,8 @@ impl World {
             let collider = ColliderBuilder::new(shape.clone())
                 .mass_properties(mass_properties)
                 .friction(parent.friction as f32)
-                .restitution(parent.restitution as f32);
+                .restitution(parent.restitution as f32)
+                .active_collision_types(super::GLOBAL_COLLISION_TYPES);
             let (handle, _) = self.physics.insert(body, collider);
             let intact = piece
                 .tets

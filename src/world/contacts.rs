@@ -127,3 +127,15 @@ pub(super) fn solver_contacts(
         }
     }
 }
+
+/// Whether two colliders touch: a contact point of their manifolds within
+/// this distance (simulation units). Not the solver contacts: a sleeping
+/// island keeps its manifolds but solves nothing, and a pile at rest must
+/// still be one connected graph.
+const TOUCH_DISTANCE: f32 = 1e-3;
+
+pub(super) fn touching(pair: &rapier3d::geometry::ContactPair) -> bool {
+    pair.manifolds()
+        .iter()
+        .any(|m| m.points.iter().any(|p| p.dist <= TOUCH_DISTANCE))
+}

@@ -3,19 +3,20 @@
 //! to a body count, plus every body meeting the boundary cube), the border
 //! contacts and their impulses, and the sub-world's results imposed back.
 //!
-//! While a dynamic body is in the sub-world its global twin is kinematic,
-//! driven to the poses the sub-world reports: bodies outside feel it as an
-//! unstoppable pusher, which is exactly the "impose the positions of the
-//! sub-world bodies" of §4.3.3.1, and the impulses they take from it are
-//! the border impulses sent back down.
+//! A body in the sub-world keeps a dynamic twin here whose pose and
+//! velocities are reset to the sub-world's at every synchronisation (the
+//! "impose the positions of the sub-world bodies" of §4.3.3.1). Between
+//! syncs the twin feels gravity and its neighbours, so the impulses at its
+//! contacts with bodies outside are the loads they carry: the border
+//! impulses sent back down. Its own contacts do not feed the fracture
+//! engine: a breakable member's contacts come from the sub-world.
 
-use super::contacts::{solver_contacts, BodyContact, Kinematics};
+use super::contacts::{solver_contacts, touching, BodyContact, Kinematics};
 use super::sub::{BorderContact, MemberBody, SubWorldReport, SubWorldUpdate};
 use super::units::{glam, vector};
 use super::{BodyId, World};
-use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
-use rapier3d::dynamics::RigidBodyType;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use nalgebra::{Isometry3, Point3, Vector3};
+use std::collections::{BTreeSet, VecDeque};
 
 /// How the sub-world is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,8 +35,6 @@ pub struct Extraction {
 pub struct Membership {
     /// Ascending id.
     members: Vec<BodyId>,
-    /// Last reported velocities of dynamic members, for when they leave.
-    velocities: BTreeMap<BodyId, (Vector3<f64>, Vector3<f64>)>,
 }
 
 impl Membership {
@@ -51,49 +50,20 @@ impl World {
         self.physics.integration_parameters.dt = dt_s as f32;
     }
 
-    /// Makes a dynamic body kinematic (driven by [`World::apply_sub_world`])
-    /// or dynamic again with these velocities.
-    fn set_driven(&mut self, id: BodyId, driven: Option<(Vector3<f64>, Vector3<f64>)>) {
-        let Some(body) = self.body(id) else { return };
-        if body.mass_kg.is_none() {
-            return;
-        }
-        let handle = body.handle;
-        let rb = &mut self.physics.bodies[handle];
-        match driven {
-            None => rb.set_body_type(RigidBodyType::KinematicPositionBased, true),
-            Some((linvel, angvel)) => {
-                rb.set_body_type(RigidBodyType::Dynamic, true);
-                rb.set_linvel(self.units.to_sim(&linvel), true);
-                rb.set_angvel(glam(&angvel), true);
-            }
-        }
-    }
-
     /// Imposes the sub-world's results before the next global step: member
     /// poses (reached at the end of the step, moving with the reported
     /// velocities), the friction impulses on the bodies outside, and the
     /// contacts on breakable members for the fracture step.
-    pub fn apply_sub_world(&mut self, report: &SubWorldReport, membership: &mut Membership) {
-        let dt = self.settings.time_step_s;
+    pub fn apply_sub_world(&mut self, report: &SubWorldReport) {
         for state in &report.states {
             let Some(body) = self.body(state.id) else {
                 continue;
             };
             let handle = body.handle;
-            membership
-                .velocities
-                .insert(state.id, (state.linvel_m_s, state.angvel_rad_s));
             let rb = &mut self.physics.bodies[handle];
-            if !rb.is_kinematic() {
-                continue;
-            }
-            let next = Isometry3::from_parts(
-                Translation3::from(state.pose.translation.vector + state.linvel_m_s * dt),
-                UnitQuaternion::from_scaled_axis(state.angvel_rad_s * dt) * state.pose.rotation,
-            );
             rb.set_position(self.units.pose_to_sim(&state.pose), true);
-            rb.set_next_kinematic_position(self.units.pose_to_sim(&next));
+            rb.set_linvel(self.units.to_sim(&state.linvel_m_s), true);
+            rb.set_angvel(glam(&state.angvel_rad_s), true);
         }
         for friction in &report.friction {
             let Some(handle) = self.body(friction.outside).map(|b| b.handle) else {
@@ -106,6 +76,16 @@ impl World {
                     self.units.point_to_sim(&friction.point_m),
                     true,
                 );
+            }
+        }
+        if let Some((proxy, force, torque)) = report.proxy_wrench {
+            if let Some(handle) = self.body(proxy).map(|b| b.handle) {
+                let z = self.units.z_fact;
+                let rb = &mut self.physics.bodies[handle];
+                rb.reset_forces(false);
+                rb.reset_torques(false);
+                rb.add_force(self.units.to_sim(&force), true);
+                rb.add_torque(glam(&(torque / (z * z))), true);
             }
         }
         self.external_contacts.extend_from_slice(&report.contacts);
@@ -124,25 +104,24 @@ impl World {
     ) {
         let chosen = self.choose_members(extraction, edges);
         let old: BTreeSet<BodyId> = membership.members.iter().copied().collect();
-        for &id in old.difference(&chosen) {
-            let velocities = membership.velocities.remove(&id).unwrap_or_default();
-            self.set_driven(id, Some(velocities));
-        }
         out.added.clear();
         for &id in chosen.difference(&old) {
             if let Some(member) = self.member_body(id) {
                 out.added.push(member);
             }
-            self.set_driven(id, None);
         }
         membership.members = chosen.into_iter().collect();
-        membership
-            .velocities
-            .retain(|id, _| membership.members.binary_search(id).is_ok());
+        self.sub_world_members.clone_from(&membership.members);
         out.members.clear();
         out.members.extend_from_slice(&membership.members);
         out.global_dt_s = self.settings.time_step_s;
         self.border_contacts(&membership.members, &mut out.border);
+        tracing::debug!(
+            members = out.members.len(),
+            border = out.border.len(),
+            load_n_s = out.border.iter().map(|b| b.impulse_n_s).sum::<f64>(),
+            "sub-world extracted"
+        );
     }
 
     /// The proxy, the contact graph from it (breadth first, static bodies
@@ -187,6 +166,7 @@ impl World {
                 }
             }
         }
+        tracing::debug!(graph = chosen.len(), "sub-world contact graph");
         let centre = self
             .units
             .point_to_si(self.physics.bodies[proxy.handle].center_of_mass());
@@ -215,7 +195,7 @@ impl World {
         let physics = &self.physics;
         for &collider in physics.bodies[body.handle].colliders() {
             for pair in physics.narrow_phase.contact_pairs_with(collider) {
-                if !pair.has_any_active_contact() {
+                if !touching(pair) {
                     continue;
                 }
                 let other = if pair.collider1 == collider {
@@ -298,6 +278,25 @@ impl World {
             self.units.to_si(rb.linvel()),
             vector(rb.angvel()),
         ))
+    }
+
+    /// Kinetic energy of the dynamic bodies other than `except`, driven
+    /// twins included (J): `½ m v² + ½ ωᵀ I ω` (Glondu eq. 4.3).
+    pub fn kinetic_energy_j(&self, except: Option<BodyId>) -> f64 {
+        let z2 = self.units.z_fact * self.units.z_fact;
+        self.bodies()
+            .filter(|(id, _)| Some(*id) != except)
+            .filter_map(|(_, body)| {
+                let mass = body.mass_kg?;
+                let rb = &self.physics.bodies[body.handle];
+                let props = &rb.mass_properties().local_mprops;
+                let frame = rb.position().rotation * props.principal_inertia_local_frame;
+                let w = vector(frame.inverse() * rb.angvel());
+                let inertia = vector(props.principal_inertia()) * z2;
+                let v = self.units.to_si(rb.linvel());
+                Some(0.5 * mass * v.norm_squared() + 0.5 * w.component_mul(&w).dot(&inertia))
+            })
+            .sum()
     }
 
     /// Where the centre of mass of a body is (m).

@@ -42,6 +42,13 @@ use std::sync::Arc;
 use std::time::Instant;
 use units::Units;
 
+/// Every pair of global bodies is tested for contact, kinematic ones too:
+/// the sub-world's twins are kinematic, and the contact graph from the
+/// proxy (Glondu §4.3.3.1) must see them touch each other and the ground.
+/// Pairs of non-dynamic bodies get contacts but no constraints.
+const GLOBAL_COLLISION_TYPES: rapier3d::geometry::ActiveCollisionTypes =
+    rapier3d::geometry::ActiveCollisionTypes::all();
+
 /// A body of the world, stable across steps (rapier handles are not
 /// exposed). Fragments get new ids; a broken body's id is retired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -113,6 +120,9 @@ pub struct World {
     /// Contacts on breakable bodies computed elsewhere (the haptic
     /// sub-world), for the next fracture step.
     external_contacts: Vec<BodyContact>,
+    /// Bodies the haptic sub-world holds, ascending (their contacts for the
+    /// fracture engine come from it).
+    sub_world_members: Vec<BodyId>,
 }
 
 impl World {
@@ -141,6 +151,7 @@ impl World {
             before: Vec::new(),
             contacts: Vec::new(),
             external_contacts: Vec::new(),
+            sub_world_members: Vec::new(),
         }
     }
 
