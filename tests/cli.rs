@@ -401,3 +401,77 @@ fn run_json_reports_step_statistics_and_events() {
     assert!(s["p99"].as_f64().unwrap() <= s["max"].as_f64().unwrap());
     assert_eq!(json["fracture_events"].as_array().unwrap().len(), 0);
 }
+
+#[test]
+fn demo_records_a_lockstep_session_that_replays_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("demo.mcap");
+    let log_arg = log.to_str().unwrap();
+    let out = tessera(
+        &[
+            "demo",
+            "--lockstep",
+            "--seconds",
+            "3.5",
+            "--record",
+            log_arg,
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(summary["haptic"]["ticks"], 3500);
+    for key in ["p50", "p99", "max"] {
+        assert!(
+            summary["haptic"]["period_error_us"][key].is_number(),
+            "{key}"
+        );
+    }
+    assert!(summary["haptic"]["late_over_1ms"].is_number());
+    assert_eq!(summary["syncs"]["total"], 350);
+    assert_eq!(summary["syncs"]["late"], 0, "lockstep waits for every sync");
+    assert!(summary["fractures"].is_array());
+    assert_eq!(summary["log"], log_arg);
+
+    let out = tessera(&["replay", log_arg, "--lockstep", "--json"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replay: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(replay["matches"], true, "{replay}");
+    assert!(replay["first_divergence"].is_null());
+}
+
+#[test]
+fn serve_and_replay_errors_name_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tessera(
+        &["serve", "--scene", "cube-pile", "--seconds", "0.1"],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cube-pile.toml") && err.contains("[haptic]"),
+        "{err}"
+    );
+
+    let out = tessera(
+        &["serve", "--device", "usb", "--seconds", "0.1"],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--device `usb`"));
+
+    let missing = dir.path().join("none.mcap");
+    let out = tessera(&["replay", missing.to_str().unwrap()], dir.path());
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("none.mcap"));
+}
