@@ -52,8 +52,10 @@ fn every_shipped_scene_parses() {
             "bricks",
             "cube-basin",
             "cube-pile",
+            "cube-push",
             "plates-on-shelf",
-            "tile-on-supports"
+            "tile-on-supports",
+            "tile-strike"
         ]
     );
 }
@@ -299,4 +301,28 @@ proptest! {
         text.insert_str(at, &insert);
         let _ = parse(&text);
     }
+}
+
+#[test]
+fn haptic_table_errors_name_the_field() {
+    let with = |haptic: &str| parse(&format!("{BALL_ON_BOX}\n[haptic]\n{haptic}"));
+    assert!(with("proxy = \"ball\"").is_ok());
+    let err = with("proxy = \"nothing\"").unwrap_err();
+    assert!(
+        err.contains("[haptic] proxy") && err.contains("nothing"),
+        "{err}"
+    );
+    let err = with("proxy = \"ground\"").unwrap_err();
+    assert!(
+        err.contains("[haptic] proxy") && err.contains("dynamic"),
+        "{err}"
+    );
+    let err = with("proxy = \"ball\"\nf_fact = -1.0").unwrap_err();
+    assert!(err.contains("[haptic] f_fact"), "{err}");
+    let err = with("proxy = \"ball\"\nsync_ratio = 0").unwrap_err();
+    assert!(err.contains("[haptic] sync_ratio"), "{err}");
+    let err = with("proxy = \"ball\"\n[haptic.device.sim-arm]\ns_fact = 0.0").unwrap_err();
+    assert!(err.contains("s_fact") && err.contains("sim-arm"), "{err}");
+    let err = with("proxy = \"ball\"\nspeed = 1").unwrap_err();
+    assert!(err.contains("speed"), "{err}");
 }
