@@ -13,7 +13,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use nalgebra::Vector3;
 use std::path::Path;
 use tessera::config::{MaterialLibrary, Scene};
-use tessera::world::{Extraction, Membership, SceneAssets, SubWorld, SubWorldUpdate, World};
+use tessera::world::{Extraction, SceneAssets, SubWorld, SubWorldUpdate, World};
 
 fn sub_world(cubes: usize) -> (SubWorld, tessera::world::BodyId) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/scenes/cube-push.toml");
@@ -30,7 +30,6 @@ fn sub_world(cubes: usize) -> (SubWorld, tessera::world::BodyId) {
             boundary_side_m: 0.0,
             everything: true,
         },
-        &mut Membership::default(),
         &[],
         &mut update,
     );

@@ -20,11 +20,16 @@ fn scene_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/scenes/{name}.toml"))
 }
 
-/// Runs a lockstep session of `scene` with the simulated arm and `hand`.
-fn session(scene: Scene, hand: &str, seconds: f64, record: Option<&Path>) -> Summary {
-    let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {})
-        .expect("scene builds");
-    let world = World::from_scene(&scene, &assets, 0).expect("world builds");
+/// The global world of `scene` (modal analyses not cached).
+fn world_of(scene: &Scene) -> World {
+    let assets =
+        SceneAssets::load(scene, &MaterialLibrary::builtin(), None, &|_| {}).expect("scene builds");
+    World::from_scene(scene, &assets, 0).expect("world builds")
+}
+
+/// Runs a session of `scene` with the simulated arm and `hand`.
+fn run(scene: Scene, hand: &str, options: ServerOptions, record: Option<&Path>) -> Summary {
+    let world = world_of(&scene);
     let hand = HandScript::parse(hand, "test hand")
         .expect("hand parses")
         .trajectory();
@@ -38,18 +43,24 @@ fn session(scene: Scene, hand: &str, seconds: f64, record: Option<&Path>) -> Sum
         device_name: "sim-arm".into(),
         hand: Some(hand),
         recorder: recorder.as_ref().map(Recorder::handle),
-        options: ServerOptions {
-            seconds,
-            lockstep: true,
-            trace: true,
-            ..ServerOptions::default()
-        },
+        options,
     })
     .expect("session runs");
     if let Some(r) = recorder {
         r.finish().expect("log written");
     }
     summary
+}
+
+/// A lockstep session with the proxy's path traced.
+fn session(scene: Scene, hand: &str, seconds: f64, record: Option<&Path>) -> Summary {
+    let options = ServerOptions {
+        seconds,
+        lockstep: true,
+        trace: true,
+        ..ServerOptions::default()
+    };
+    run(scene, hand, options, record)
 }
 
 fn shipped(name: &str) -> Scene {
@@ -371,10 +382,8 @@ position_m = [0.025, 0.025, 0.16]
 #[test]
 fn a_stack_in_the_sub_world_stays_at_rest_like_the_global_world() {
     let scene = Scene::parse(STACK, Path::new("stack.toml")).expect("stack scene");
-    let assets =
-        SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {}).expect("assets");
     // The global world alone, at the haptic rate.
-    let mut alone = World::from_scene(&scene, &assets, 0).expect("world");
+    let mut alone = world_of(&scene);
     let ball = alone.find("ball").expect("ball");
     alone.set_time_step(1e-3);
     for _ in 0..2000 {
@@ -413,35 +422,17 @@ fn pushing_a_pile_through_the_sub_world_keeps_its_energy_within_ten_percent() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/hands/push.toml"),
     )
     .expect("push hand");
-    let run = |direct: bool| {
-        let scene = shipped("cube-push");
-        let assets =
-            SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {}).expect("assets");
-        let world = World::from_scene(&scene, &assets, 0).expect("world");
-        let trajectory = HandScript::parse(&hand, "push").unwrap().trajectory();
-        serve(Session {
-            world,
-            haptic: scene.haptic.clone().unwrap(),
-            scene_name: "cube-push".into(),
-            device: Box::new(SimulatedArm::new(
-                sim_arm_spec(),
-                ArmModel::default(),
-                trajectory,
-            )),
-            device_name: "sim-arm".into(),
-            hand: None,
-            recorder: None,
-            options: ServerOptions {
-                seconds: 4.0,
-                lockstep: true,
-                direct,
-                ..ServerOptions::default()
-            },
-        })
-        .expect("session")
+    let push = |direct: bool| {
+        let options = ServerOptions {
+            seconds: 4.0,
+            lockstep: true,
+            direct,
+            ..ServerOptions::default()
+        };
+        run(shipped("cube-push"), &hand, options, None)
     };
-    let sub = run(false);
-    let direct = run(true);
+    let sub = push(false);
+    let direct = push(true);
     let (e_sub, e_direct) = (
         sub.outcome.kinetic_energy_integral_j_s,
         direct.outcome.kinetic_energy_integral_j_s,

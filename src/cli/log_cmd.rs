@@ -83,20 +83,11 @@ fn record_device(
         device.drain_events(|e| {
             log.event(Event::SafetyTrip {
                 time_s: e.time_s,
-                cause: format!("{:?}", e.cause),
+                cause: e.cause.name().to_owned(),
                 latched: e.latched,
             });
         });
-        let q = state.orientation;
         log.tick(TickRecord {
-            tick,
-            time_s: now,
-            device_position_m: state.position_m.into(),
-            device_orientation_wxyz: [q.w, q.i, q.j, q.k],
-            device_velocity_m_s: state.velocity_m_s.into(),
-            user_force_n: state.user_force_n.into(),
-            buttons: state.buttons,
-            device_sequence: state.sequence,
             command: state.position_m.into(),
             command_is_force: false,
             hand_position_m: device.device().hand_target(now).into(),
@@ -105,6 +96,7 @@ fn record_device(
             coupling_force_n: [0.0; 3],
             period_us: 1000.0,
             compute_us: 0.0,
+            ..TickRecord::of_device(tick, now, &state)
         });
         // A virtual clock: pace the producer to the writer, never drop.
         if tick % 500 == 499 {

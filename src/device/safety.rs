@@ -58,6 +58,18 @@ pub enum TripCause {
     Deadman,
 }
 
+impl TripCause {
+    /// The name logs use (the serialised one).
+    pub fn name(self) -> &'static str {
+        match self {
+            TripCause::NonFinite => "non_finite",
+            TripCause::Overspeed => "overspeed",
+            TripCause::Watchdog => "watchdog",
+            TripCause::Deadman => "deadman",
+        }
+    }
+}
+
 /// A trip: when and why.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SafetyEvent {

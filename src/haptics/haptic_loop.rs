@@ -10,7 +10,7 @@ use super::stats::LoopRecorder;
 use super::sync::{Exchange, SyncUp};
 use crate::device::{ControlMode, Device, DeviceCommand, DeviceState, HandTrajectory, Safety};
 use crate::session::{Event, RecorderHandle, TickRecord};
-use crate::world::{BodyId, SubWorld};
+use crate::world::{BodyId, ProxyBody, SubWorld};
 use nalgebra::Vector3;
 use std::time::{Duration, Instant};
 
@@ -153,12 +153,7 @@ impl HapticLoop {
             Some(p) => self.coupling.wrench(
                 &target,
                 &ProxyState {
-                    motion: Motion {
-                        position_m: p.com_pose.translation.vector,
-                        orientation: p.com_pose.rotation,
-                        velocity_m_s: p.linvel_m_s,
-                        angular_velocity_rad_s: p.angvel_rad_s,
-                    },
+                    motion: motion_of(&p),
                     mass_kg: p.mass_kg,
                     inertia_kg_m2: p.inertia_kg_m2,
                     external_force_n: self.gravity_m_s2 * p.mass_kg,
@@ -169,13 +164,7 @@ impl HapticLoop {
         };
         self.sub
             .step(self.proxy, &wrench.force_n, &wrench.torque_n_m);
-        let proxy = self.sub.proxy(self.proxy);
-        let proxy_motion = proxy.map_or(target, |p| Motion {
-            position_m: p.com_pose.translation.vector,
-            orientation: p.com_pose.rotation,
-            velocity_m_s: p.linvel_m_s,
-            angular_velocity_rad_s: p.angvel_rad_s,
-        });
+        let proxy_motion = self.sub.proxy(self.proxy).map_or(target, |p| motion_of(&p));
         // The device feels the opposite of the wrench on the proxy.
         let on_device = self.scaling.wrench_to_device(&Wrench {
             force_n: -wrench.force_n,
@@ -206,7 +195,9 @@ impl HapticLoop {
             if let Some(r) = recorder {
                 r.event(Event::SafetyTrip {
                     time_s: e.time_s,
-                    cause: trip_cause(e.cause),
+                    // Trips are rare events; the log's text is the one
+                    // allocation they cost.
+                    cause: e.cause.name().to_owned(),
                     latched: e.latched,
                 });
             }
@@ -225,7 +216,6 @@ impl HapticLoop {
         self.sub_world_bodies_sum += bodies as u64;
         self.stats.max_sub_world_bodies = self.stats.max_sub_world_bodies.max(bodies);
         if let Some(recorder) = &self.recorder {
-            let q = state.orientation.quaternion();
             let pq = proxy_motion.orientation.quaternion();
             let (command, command_is_force) = match command {
                 DeviceCommand::Goal { position_m, .. } => (position_m, false),
@@ -236,14 +226,6 @@ impl HapticLoop {
                 .as_ref()
                 .map_or(Vector3::zeros(), |h| h.at(now_s).0);
             recorder.tick(TickRecord {
-                tick,
-                time_s: now_s,
-                device_position_m: state.position_m.into(),
-                device_orientation_wxyz: [q.w, q.i, q.j, q.k],
-                device_velocity_m_s: state.velocity_m_s.into(),
-                user_force_n: state.user_force_n.into(),
-                buttons: state.buttons,
-                device_sequence: state.sequence,
                 command: command.into(),
                 command_is_force,
                 hand_position_m: hand.into(),
@@ -252,6 +234,7 @@ impl HapticLoop {
                 coupling_force_n: on_device.force_n.into(),
                 period_us: (self.tick_s * 1e6 + lateness_us) as f32,
                 compute_us: (woke.elapsed().as_secs_f64() * 1e6) as f32,
+                ..TickRecord::of_device(tick, now_s, &state)
             });
         }
     }
@@ -313,10 +296,12 @@ impl HapticLoop {
     }
 }
 
-fn trip_cause(cause: crate::device::TripCause) -> String {
-    // Trips are rare events, not per-tick work; the string is the log's.
-    serde_json::to_value(cause)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
+/// The proxy's centre of mass as a [`Motion`].
+fn motion_of(p: &ProxyBody) -> Motion {
+    Motion {
+        position_m: p.com_pose.translation.vector,
+        orientation: p.com_pose.rotation,
+        velocity_m_s: p.linvel_m_s,
+        angular_velocity_rad_s: p.angvel_rad_s,
+    }
 }

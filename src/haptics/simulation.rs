@@ -4,14 +4,13 @@
 
 use super::sync::{Exchange, SyncDown, SyncUp};
 use crate::session::{Event, RecorderHandle};
-use crate::world::{Extraction, FractureEvent, Membership, World};
+use crate::world::{Extraction, FractureEvent, World};
 use std::time::{Duration, Instant};
 
 /// The global world and what the simulation thread keeps about it.
 pub struct Simulation {
     pub world: World,
     pub extraction: Extraction,
-    pub membership: Membership,
     /// Haptic tick length (s) and ticks per sync.
     pub tick_s: f64,
     pub sync_ratio: u32,
@@ -32,7 +31,6 @@ impl Simulation {
         Self {
             world,
             extraction,
-            membership: Membership::default(),
             tick_s,
             sync_ratio,
             last_tick: 0,
@@ -48,12 +46,8 @@ impl Simulation {
     pub fn initial(&mut self, down: &mut SyncDown) {
         self.world
             .set_time_step(self.tick_s * f64::from(self.sync_ratio));
-        self.world.extract_sub_world(
-            &self.extraction,
-            &mut self.membership,
-            &[],
-            &mut down.update,
-        );
+        self.world
+            .extract_sub_world(&self.extraction, &[], &mut down.update);
         down.tick = 0;
         down.fractures = 0;
     }
@@ -86,12 +80,8 @@ impl Simulation {
         }
         down.fractures = new_events.len() as u32;
         down.tick = up.tick;
-        self.world.extract_sub_world(
-            &self.extraction,
-            &mut self.membership,
-            &up.report.edges,
-            &mut down.update,
-        );
+        self.world
+            .extract_sub_world(&self.extraction, &up.report.edges, &mut down.update);
     }
 
     /// Serves syncs until the exchange is stopped.

@@ -20,8 +20,8 @@ pub struct SyncUp {
 pub struct SyncDown {
     pub tick: u64,
     pub update: SubWorldUpdate,
-    /// Fracture events of the global step (indices into the world's event
-    /// list; the simulation thread keeps the details).
+    /// How many fracture events the global step had (the simulation
+    /// thread keeps and logs the details).
     pub fractures: u32,
 }
 

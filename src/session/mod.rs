@@ -40,6 +40,25 @@ pub struct TickRecord {
     pub compute_us: f32,
 }
 
+impl TickRecord {
+    /// A record of what the device reported at `tick`; the caller fills in
+    /// the command, hand, proxy and timing.
+    pub fn of_device(tick: u64, time_s: f64, state: &crate::device::DeviceState) -> Self {
+        let q = state.orientation.quaternion();
+        Self {
+            tick,
+            time_s,
+            device_position_m: state.position_m.into(),
+            device_orientation_wxyz: [q.w, q.i, q.j, q.k],
+            device_velocity_m_s: state.velocity_m_s.into(),
+            user_force_n: state.user_force_n.into(),
+            buttons: state.buttons,
+            device_sequence: state.sequence,
+            ..Self::default()
+        }
+    }
+}
+
 /// Something that happened, logged on `/event`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -360,8 +360,7 @@ impl World {
             let collider = ColliderBuilder::new(shape.clone())
                 .mass_properties(mass_properties)
                 .friction(parent.friction as f32)
-                .restitution(parent.restitution as f32)
-                .active_collision_types(super::GLOBAL_COLLISION_TYPES);
+                .restitution(parent.restitution as f32);
             let (handle, _) = self.physics.insert(body, collider);
             let intact = piece
                 .tets

@@ -225,8 +225,7 @@ impl World {
                     .expect("one of the two shapes exists");
                 let collider = collider
                     .friction(spec.friction as f32)
-                    .restitution(spec.restitution as f32)
-                    .active_collision_types(super::GLOBAL_COLLISION_TYPES);
+                    .restitution(spec.restitution as f32);
                 let (handle, _) = world.physics.insert(builder, collider);
                 world.push_body(WorldBody {
                     name,

@@ -13,9 +13,9 @@
 
 use super::contacts::{solver_contacts, touching, BodyContact, Kinematics};
 use super::sub::{BorderContact, MemberBody, SubWorldReport, SubWorldUpdate};
-use super::units::{glam, vector};
+use super::units::glam;
 use super::{BodyId, World};
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Point3, Vector3};
 use std::collections::{BTreeSet, VecDeque};
 
 /// How the sub-world is chosen.
@@ -28,19 +28,6 @@ pub struct Extraction {
     pub boundary_side_m: f64,
     /// Direct coupling: the sub-world is the whole world.
     pub everything: bool,
-}
-
-/// The global world's record of the sub-world's membership.
-#[derive(Debug, Clone, Default)]
-pub struct Membership {
-    /// Ascending id.
-    members: Vec<BodyId>,
-}
-
-impl Membership {
-    pub fn members(&self) -> &[BodyId] {
-        &self.members
-    }
 }
 
 impl World {
@@ -93,29 +80,26 @@ impl World {
 
     /// Chooses the sub-world for the next cycle from the state after the
     /// last global step and writes what the sub-world must change into
-    /// `out`. `edges` are the sub-world's own contact pairs (its kinematic
-    /// twins do not collide with each other here).
+    /// `out`. `edges` are the sub-world's own contact pairs (its poses are
+    /// newer than the twins' here).
     pub fn extract_sub_world(
         &mut self,
         extraction: &Extraction,
-        membership: &mut Membership,
         edges: &[(BodyId, BodyId)],
         out: &mut SubWorldUpdate,
     ) {
         let chosen = self.choose_members(extraction, edges);
-        let old: BTreeSet<BodyId> = membership.members.iter().copied().collect();
         out.added.clear();
-        for &id in chosen.difference(&old) {
-            if let Some(member) = self.member_body(id) {
-                out.added.push(member);
+        for &id in &chosen {
+            if self.sub_world_members.binary_search(&id).is_err() {
+                out.added.extend(self.member_body(id));
             }
         }
-        membership.members = chosen.into_iter().collect();
-        self.sub_world_members.clone_from(&membership.members);
+        self.sub_world_members = chosen.into_iter().collect();
         out.members.clear();
-        out.members.extend_from_slice(&membership.members);
+        out.members.extend_from_slice(&self.sub_world_members);
         out.global_dt_s = self.settings.time_step_s;
-        self.border_contacts(&membership.members, &mut out.border);
+        self.border_contacts(&self.sub_world_members, &mut out.border);
         tracing::debug!(
             members = out.members.len(),
             border = out.border.len(),
@@ -269,33 +253,12 @@ impl World {
         );
     }
 
-    /// The pose and velocities of a body (SI), for the proxy's first state.
-    pub fn body_motion(&self, id: BodyId) -> Option<(Isometry3<f64>, Vector3<f64>, Vector3<f64>)> {
-        let body = self.body(id)?;
-        let rb = &self.physics.bodies[body.handle];
-        Some((
-            self.units.pose_to_si(rb.position()),
-            self.units.to_si(rb.linvel()),
-            vector(rb.angvel()),
-        ))
-    }
-
-    /// Kinetic energy of the dynamic bodies other than `except`, driven
-    /// twins included (J): `½ m v² + ½ ωᵀ I ω` (Glondu eq. 4.3).
+    /// Kinetic energy of the dynamic bodies other than `except` (J).
     pub fn kinetic_energy_j(&self, except: Option<BodyId>) -> f64 {
-        let z2 = self.units.z_fact * self.units.z_fact;
         self.bodies()
             .filter(|(id, _)| Some(*id) != except)
-            .filter_map(|(_, body)| {
-                let mass = body.mass_kg?;
-                let rb = &self.physics.bodies[body.handle];
-                let props = &rb.mass_properties().local_mprops;
-                let frame = rb.position().rotation * props.principal_inertia_local_frame;
-                let w = vector(frame.inverse() * rb.angvel());
-                let inertia = vector(props.principal_inertia()) * z2;
-                let v = self.units.to_si(rb.linvel());
-                Some(0.5 * mass * v.norm_squared() + 0.5 * w.component_mul(&w).dot(&inertia))
-            })
+            .filter_map(|(id, _)| self.motion(id))
+            .map(|m| m.kinetic_energy_j)
             .sum()
     }
 

@@ -23,7 +23,7 @@ pub use breaking::{FractureEvent, FractureKind};
 pub use build::{SceneAssets, WorldError};
 pub use contacts::BodyContact;
 pub use drop::{drop_run, place_above, DropRun, DropTimes, FrameOutput};
-pub use extract::{Extraction, Membership};
+pub use extract::Extraction;
 pub use frames::write_obj_frame;
 pub use shapes::Surface;
 pub use sub::{
@@ -42,12 +42,23 @@ use std::sync::Arc;
 use std::time::Instant;
 use units::Units;
 
-/// Every pair of global bodies is tested for contact, kinematic ones too:
-/// the sub-world's twins are kinematic, and the contact graph from the
-/// proxy (Glondu §4.3.3.1) must see them touch each other and the ground.
-/// Pairs of non-dynamic bodies get contacts but no constraints.
-const GLOBAL_COLLISION_TYPES: rapier3d::geometry::ActiveCollisionTypes =
-    rapier3d::geometry::ActiveCollisionTypes::all();
+/// Feeds a body's id, pose and velocities (bit patterns) to `hasher`.
+fn hash_body_state(
+    hasher: &mut xxhash_rust::xxh3::Xxh3,
+    id: BodyId,
+    rb: &rapier3d::dynamics::RigidBody,
+) {
+    hasher.update(&id.0.to_le_bytes());
+    let p = rb.position();
+    let values = [
+        p.translation.to_array(),
+        rb.linvel().to_array(),
+        rb.angvel().to_array(),
+    ];
+    for v in values.iter().flatten().chain(&p.rotation.to_array()) {
+        hasher.update(&v.to_bits().to_le_bytes());
+    }
+}
 
 /// A body of the world, stable across steps (rapier handles are not
 /// exposed). Fragments get new ids; a broken body's id is retired.
@@ -285,17 +296,7 @@ impl World {
     pub fn state_hash(&self) -> u64 {
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
         for (id, body) in self.bodies() {
-            let rb = &self.physics.bodies[body.handle];
-            hasher.update(&id.0.to_le_bytes());
-            let p = rb.position();
-            let values = [
-                p.translation.to_array(),
-                rb.linvel().to_array(),
-                rb.angvel().to_array(),
-            ];
-            for v in values.iter().flatten().chain(&p.rotation.to_array()) {
-                hasher.update(&v.to_bits().to_le_bytes());
-            }
+            hash_body_state(&mut hasher, id, &self.physics.bodies[body.handle]);
         }
         hasher.digest()
     }

@@ -289,14 +289,7 @@ impl SubWorld {
     pub fn proxy(&self, id: BodyId) -> Option<ProxyBody> {
         let member = self.member(id).filter(|m| !m.is_static)?;
         let rb = &self.physics.bodies[member.handle];
-        let props = rb.mass_properties();
-        let inv = &props.effective_world_inv_inertia;
-        let z2 = self.units.z_fact * self.units.z_fact;
-        let inv_inertia = Matrix3::new(
-            inv.m11, inv.m12, inv.m13, inv.m12, inv.m22, inv.m23, inv.m13, inv.m23, inv.m33,
-        )
-        .cast::<f64>()
-            / z2;
+        let inv_inertia = world_inv_inertia(rb, &self.units);
         let pose = self.units.pose_to_si(rb.position());
         let com = self.units.point_to_si(rb.center_of_mass());
         Some(ProxyBody {
@@ -371,15 +364,9 @@ impl SubWorld {
             }
             let t = target / speed;
             let r = point - com;
-            let inv = &rb.mass_properties().effective_world_inv_inertia;
-            let z2 = units.z_fact * units.z_fact;
             let rt = r.cross(&t);
-            let inv_inertia = Matrix3::new(
-                inv.m11, inv.m12, inv.m13, inv.m12, inv.m22, inv.m23, inv.m13, inv.m23, inv.m33,
-            )
-            .cast::<f64>()
-                / z2;
-            let inv_mass = 1.0 / f64::from(rb.mass()) + rt.dot(&(inv_inertia * rt));
+            let inv_mass =
+                1.0 / f64::from(rb.mass()) + rt.dot(&(world_inv_inertia(rb, &units) * rt));
             let mut magnitude = speed / inv_mass;
             let limit = c.friction * c.impulse_n_s * share;
             if magnitude > limit {
@@ -475,18 +462,18 @@ impl SubWorld {
     pub fn state_hash(&self) -> u64 {
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
         for m in &self.members {
-            let rb = &self.physics.bodies[m.handle];
-            hasher.update(&m.id.0.to_le_bytes());
-            let p = rb.position();
-            let values = [
-                p.translation.to_array(),
-                rb.linvel().to_array(),
-                rb.angvel().to_array(),
-            ];
-            for v in values.iter().flatten().chain(&p.rotation.to_array()) {
-                hasher.update(&v.to_bits().to_le_bytes());
-            }
+            super::hash_body_state(&mut hasher, m.id, &self.physics.bodies[m.handle]);
         }
         hasher.digest()
     }
+}
+
+/// A body's inverse inertia tensor in world axes (1/(kg·m²)).
+fn world_inv_inertia(rb: &rapier3d::dynamics::RigidBody, units: &Units) -> Matrix3<f64> {
+    let inv = &rb.mass_properties().effective_world_inv_inertia;
+    Matrix3::new(
+        inv.m11, inv.m12, inv.m13, inv.m12, inv.m22, inv.m23, inv.m13, inv.m23, inv.m33,
+    )
+    .cast::<f64>()
+        / (units.z_fact * units.z_fact)
 }
