@@ -27,6 +27,8 @@ fn sub_world(cubes: usize) -> (SubWorld, tessera::world::BodyId) {
         &Extraction {
             proxy,
             max_graph_bodies: usize::MAX,
+            max_bodies: usize::MAX,
+            max_added_per_sync: usize::MAX,
             boundary_side_m: 0.0,
             everything: true,
         },

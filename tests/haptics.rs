@@ -446,3 +446,92 @@ fn pushing_a_pile_through_the_sub_world_keeps_its_energy_within_ten_percent() {
         100.0 * change
     );
 }
+
+#[test]
+fn the_sub_world_takes_the_nearest_bodies_a_few_at_a_time() {
+    use tessera::world::{Extraction, SubWorldUpdate};
+    let mut scene = shipped("cube-push");
+    scene.set_array_count(200).expect("count");
+    let mut world = world_of(&scene);
+    let proxy = world.find("pusher").expect("pusher");
+    let extraction = Extraction {
+        proxy,
+        max_graph_bodies: 30,
+        max_bodies: 8,
+        max_added_per_sync: 3,
+        // Meets every cube of the pile.
+        boundary_side_m: 2.5,
+        everything: false,
+    };
+    let dynamic = |world: &World, ids: &[tessera::world::BodyId]| -> Vec<_> {
+        ids.iter()
+            .copied()
+            .filter(|&id| id != proxy && world.body(id).is_some_and(|b| b.mass_kg.is_some()))
+            .collect()
+    };
+    let mut update = SubWorldUpdate::default();
+    let mut before = 0;
+    for sync in 0..5 {
+        world.extract_sub_world(&extraction, &[], &mut update);
+        let members = dynamic(&world, &update.members);
+        let added = update
+            .added
+            .iter()
+            .filter(|b| !b.is_static && b.id != proxy)
+            .count();
+        assert!(added <= 3, "sync {sync}: {added} added");
+        assert!(members.len() <= 8, "sync {sync}: {} members", members.len());
+        assert!(
+            members.len() <= before + 3,
+            "sync {sync}: grew by more than 3"
+        );
+        before = members.len();
+    }
+    assert_eq!(before, 8, "the cap is reached after enough syncs");
+    // The members are the cubes nearest the proxy (centres compared, so a
+    // cube's half-diagonal of slack).
+    let centre = world.center_of_mass(proxy).expect("proxy");
+    let distance = |id| (world.center_of_mass(id).expect("body") - centre).norm();
+    let members = dynamic(&world, &update.members);
+    let farthest_member = members.iter().map(|&id| distance(id)).fold(0.0, f64::max);
+    let nearest_outside = world
+        .bodies()
+        .filter(|(id, b)| b.mass_kg.is_some() && *id != proxy && !members.contains(id))
+        .map(|(id, _)| distance(id))
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        farthest_member <= nearest_outside + 0.05 * 3f64.sqrt() / 2.0,
+        "farthest member {farthest_member} m, nearest body left out {nearest_outside} m"
+    );
+}
+
+#[test]
+fn the_haptic_thread_takes_the_cpu_with_the_fewest_device_interrupts() {
+    use tessera::haptics::realtime::quietest_cpu;
+    let interrupts = "           CPU0       CPU1       CPU2
+ 24:          1          0          0  IO-APIC   5-edge      ACPI:Ged
+ 36:          0     369259          7  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0
+ 41:       6386          0         90  PCI-MSIX-0000:00:04.0   1-edge      virtio3-rx
+LOC:    3594716    5095238         10   Local timer interrupts
+";
+    assert_eq!(quietest_cpu(interrupts, &[0, 1, 2]), Some(2));
+    assert_eq!(
+        quietest_cpu(interrupts, &[0, 1]),
+        Some(0),
+        "CPU 2 not allowed"
+    );
+    assert_eq!(quietest_cpu(interrupts, &[5]), None, "no allowed column");
+    assert_eq!(quietest_cpu("", &[0, 1]), None);
+}
+
+proptest! {
+    #[test]
+    fn reading_any_interrupt_table_never_panics(
+        text in "(CPU[0-9] +){0,3}\n(( *[0-9A-Z]{1,3}:( +[0-9]{1,12}){0,4}[ a-zA-Z-]*)\n){0,6}",
+        allowed in proptest::collection::vec(0usize..4, 0..4),
+    ) {
+        if let Some(cpu) = tessera::haptics::realtime::quietest_cpu(&text, &allowed) {
+            prop_assert!(allowed.contains(&cpu));
+        }
+    }
+}

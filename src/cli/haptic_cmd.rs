@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tessera::device::hid::{HidApiConnector, HidDriver, HidTiming};
 use tessera::device::sim::{sim_arm_spec, ArmModel};
 use tessera::device::{Device, DeviceProfile, HandScript, SimulatedArm};
-use tessera::haptics::{serve, ServerOptions, Session, Summary};
+use tessera::haptics::{serve, CpuPin, ServerOptions, Session, Summary};
 use tessera::session::{Event, Recorder, SessionReader};
 use tessera::world::World;
 
@@ -57,6 +57,10 @@ pub struct ServeArgs {
     /// Do not request SCHED_FIFO and locked memory.
     #[arg(long)]
     pub no_realtime: bool,
+    /// The CPU for the haptic thread: a number, `auto` (the one with the
+    /// fewest device interrupts) or `none` (not pinned).
+    #[arg(long, value_name = "N|auto|none", default_value = "auto")]
+    pub haptic_cpu: CpuPin,
 }
 
 #[derive(Debug, clap::Args)]
@@ -122,6 +126,7 @@ pub fn demo(args: &DemoArgs, cli: &Cli) -> anyhow::Result<()> {
         sync_ratio: None,
         direct: false,
         no_realtime: false,
+        haptic_cpu: CpuPin::Auto,
     };
     if !args.json {
         println!(
@@ -187,6 +192,7 @@ fn run_session(
             seconds,
             lockstep: args.lockstep,
             realtime: !args.no_realtime,
+            haptic_cpu: args.haptic_cpu,
             direct: args.direct,
             sync_ratio: args.sync_ratio,
             trace,
@@ -279,16 +285,21 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
         "{} session, {:.1} s, device {}, r_sim {}",
         summary.mode, summary.seconds, summary.device, summary.sync_ratio
     );
+    let r = &summary.realtime;
     println!(
-        "real-time: requested {}, obtained {} (priority {}), memory locked {}{}",
-        summary.realtime.requested,
-        summary.realtime.policy,
-        summary.realtime.priority,
-        summary.realtime.memory_locked,
-        if summary.realtime.errors.is_empty() {
+        "real-time: requested {}, obtained {} (priority {}), memory locked {}, CPU {}{}",
+        r.requested,
+        r.policy,
+        r.priority,
+        r.memory_locked,
+        match r.cpu {
+            Some(cpu) => format!("{cpu} ({})", r.cpu_choice),
+            None => r.cpu_choice.clone(),
+        },
+        if r.errors.is_empty() {
             String::new()
         } else {
-            format!(" ({})", summary.realtime.errors.join("; "))
+            format!(" ({})", r.errors.join("; "))
         }
     );
     println!(
@@ -393,6 +404,7 @@ pub fn replay(args: &ReplayArgs, cli: &Cli) -> anyhow::Result<()> {
         sync_ratio: config.sync_ratio,
         direct: config.direct,
         no_realtime: false,
+        haptic_cpu: CpuPin::Auto,
     };
     let summary = run_session(&serve_args, "replay", cli, Some(hand_script))?;
     let recorded_trace: Vec<(u64, [f64; 3])> =

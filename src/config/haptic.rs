@@ -32,6 +32,16 @@ pub struct HapticSpec {
     /// and the bodies of the boundary cube are not counted).
     #[serde(default = "default_max_graph_bodies")]
     pub max_graph_bodies: usize,
+    /// Most dynamic bodies in the sub-world besides the proxy, graph and
+    /// boundary cube together; the nearest to the proxy are kept. Bounds
+    /// the haptic step's cost when a break leaves dozens of fragments
+    /// around the proxy.
+    #[serde(default = "default_max_sub_world_bodies")]
+    pub max_sub_world_bodies: usize,
+    /// Most bodies one synchronisation brings into the sub-world, nearest
+    /// first: a new body's first contacts are its dearest step.
+    #[serde(default = "default_max_added_per_sync")]
+    pub max_added_per_sync: usize,
     /// Side of the proxy's bounding cube (m); default: from its shape.
     #[serde(default)]
     pub proxy_cube_m: Option<f64>,
@@ -77,6 +87,12 @@ fn default_sync_ratio() -> u32 {
 }
 fn default_max_graph_bodies() -> usize {
     30
+}
+fn default_max_sub_world_bodies() -> usize {
+    24
+}
+fn default_max_added_per_sync() -> usize {
+    6
 }
 
 impl HapticSpec {
@@ -127,8 +143,19 @@ impl HapticSpec {
                 format!("{} must be in 1..=1000", self.sync_ratio),
             ));
         }
-        if self.max_graph_bodies > 10_000 {
-            return Err(invalid("max_graph_bodies", "must be ≤ 10000".into()));
+        for (field, value) in [
+            ("max_graph_bodies", self.max_graph_bodies),
+            ("max_sub_world_bodies", self.max_sub_world_bodies),
+        ] {
+            if value > 10_000 {
+                return Err(invalid(field, format!("{value} must be ≤ 10000")));
+            }
+        }
+        if !(1..=10_000).contains(&self.max_added_per_sync) {
+            return Err(invalid(
+                "max_added_per_sync",
+                format!("{} must be in 1..=10000", self.max_added_per_sync),
+            ));
         }
         if let Some(side) = self.proxy_cube_m {
             if !(side.is_finite() && side > 0.0) {

@@ -4,7 +4,7 @@
 
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
 use super::haptic_loop::{HapticLoop, LoopError};
-use super::realtime::{self, RealtimeReport};
+use super::realtime::{self, CpuPin, RealtimeReport};
 use super::scaling::Scaling;
 use super::simulation::Simulation;
 use super::stats::{LoopStats, SyncStats};
@@ -25,6 +25,8 @@ pub struct ServerOptions {
     /// Request SCHED_FIFO and locked memory for the haptic thread
     /// (real-time mode only).
     pub realtime: bool,
+    /// Which CPU the haptic thread is pinned to (real-time mode only).
+    pub haptic_cpu: CpuPin,
     pub integration: Integration,
     /// Direct coupling: the whole world is the sub-world, stepped in the
     /// haptic thread (the baseline of Glondu §4.3.3.2).
@@ -42,6 +44,7 @@ impl Default for ServerOptions {
             seconds: 15.0,
             lockstep: false,
             realtime: true,
+            haptic_cpu: CpuPin::Auto,
             integration: Integration::Implicit,
             direct: false,
             sync_ratio: None,
@@ -167,6 +170,8 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
     let extraction = Extraction {
         proxy,
         max_graph_bodies: haptic.max_graph_bodies,
+        max_bodies: haptic.max_sub_world_bodies,
+        max_added_per_sync: haptic.max_added_per_sync,
         boundary_side_m: boundary_side_m(
             &world,
             proxy,
@@ -219,6 +224,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         haptic_loop.proxy_trace = Some(Vec::with_capacity(ticks as usize));
     }
     let want_realtime = options.realtime && !options.lockstep;
+    let haptic_cpu = options.haptic_cpu;
 
     let (loop_result, realtime_report, mut haptic_loop, simulation) =
         std::thread::scope(|scope| {
@@ -233,7 +239,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
             let haptic_thread = std::thread::Builder::new()
                 .name("tessera-haptic".into())
                 .spawn_scoped(scope, move || {
-                    let report = realtime::request(want_realtime);
+                    let report = realtime::request(want_realtime, haptic_cpu);
                     let result = haptic_loop.run(ticks, exchange);
                     realtime::release(&report);
                     exchange.stop();

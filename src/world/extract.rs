@@ -24,6 +24,10 @@ pub struct Extraction {
     pub proxy: BodyId,
     /// Most dynamic bodies the contact graph adds (the proxy excluded).
     pub max_graph_bodies: usize,
+    /// Most dynamic bodies in the sub-world besides the proxy.
+    pub max_bodies: usize,
+    /// Most bodies one synchronisation brings in.
+    pub max_added_per_sync: usize,
     /// Side of the boundary cube around the proxy, `c_size + 2·p_max` (m).
     pub boundary_side_m: f64,
     /// Direct coupling: the sub-world is the whole world.
@@ -108,9 +112,13 @@ impl World {
         );
     }
 
-    /// The proxy, the contact graph from it (breadth first, static bodies
-    /// included but not crossed) up to the body count, and every body whose
-    /// bounds meet the boundary cube.
+    /// The proxy, the static bodies it can reach, and the dynamic bodies
+    /// of the contact graph from it (breadth first, static bodies included
+    /// but not crossed, up to `max_graph_bodies`) and of the boundary
+    /// cube, ranked: the proxy's own contacts first, then by distance from
+    /// the proxy. The first `max_bodies` are kept, of which at most
+    /// `max_added_per_sync` may be new; the others stay global (their
+    /// contacts with members are border contacts) and come in later.
     fn choose_members(
         &self,
         extraction: &Extraction,
@@ -124,9 +132,14 @@ impl World {
         let Some(proxy) = self.body(extraction.proxy) else {
             return chosen;
         };
+        let centre = self
+            .units
+            .point_to_si(self.physics.bodies[proxy.handle].center_of_mass());
         chosen.insert(extraction.proxy);
+        // (touches the proxy, distance from it, id) of each dynamic candidate.
+        let mut ranked: Vec<(bool, f64, BodyId)> = Vec::new();
+        let mut seen = BTreeSet::from([extraction.proxy]);
         let mut queue = VecDeque::from([extraction.proxy]);
-        let mut graph_bodies = 0;
         let mut neighbours = Vec::new();
         while let Some(id) = queue.pop_front() {
             neighbours.clear();
@@ -138,39 +151,84 @@ impl World {
             );
             for &n in &neighbours {
                 let Some(body) = self.body(n) else { continue };
-                if chosen.contains(&n) {
+                if seen.contains(&n) {
                     continue;
                 }
                 if body.mass_kg.is_none() {
+                    seen.insert(n);
                     chosen.insert(n);
-                } else if graph_bodies < extraction.max_graph_bodies {
-                    chosen.insert(n);
-                    graph_bodies += 1;
+                } else if ranked.len() < extraction.max_graph_bodies {
+                    seen.insert(n);
+                    let distance = self.aabb_distance_m(n, &centre).unwrap_or(f64::INFINITY);
+                    ranked.push((id == extraction.proxy, distance, n));
                     queue.push_back(n);
                 }
             }
         }
-        tracing::debug!(graph = chosen.len(), "sub-world contact graph");
-        let centre = self
-            .units
-            .point_to_si(self.physics.bodies[proxy.handle].center_of_mass());
         let half = Vector3::repeat(extraction.boundary_side_m / 2.0);
-        let (lo, hi) = (centre - half, centre + half);
+        let cube = (centre - half, centre + half);
         for (id, body) in self.bodies() {
-            let rb = &self.physics.bodies[body.handle];
-            let meets = rb.colliders().iter().any(|&c| {
-                let aabb = self.physics.colliders[c].compute_aabb();
-                let (a, b) = (
-                    self.units.point_to_si(aabb.mins),
-                    self.units.point_to_si(aabb.maxs),
-                );
-                (0..3).all(|i| a[i] <= hi[i] && b[i] >= lo[i])
-            });
-            if meets {
-                chosen.insert(id);
+            if seen.contains(&id) {
+                continue;
+            }
+            let Some((lo, hi)) = self.aabb_si(id) else {
+                continue;
+            };
+            if (0..3).all(|i| lo[i] <= cube.1[i] && hi[i] >= cube.0[i]) {
+                if body.mass_kg.is_none() {
+                    chosen.insert(id);
+                } else {
+                    ranked.push((false, distance_to_box(&centre, &lo, &hi), id));
+                }
             }
         }
+        ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let mut added = 0;
+        let mut kept = 0;
+        for &(_, _, id) in &ranked {
+            if kept == extraction.max_bodies {
+                break;
+            }
+            if self.sub_world_members.binary_search(&id).is_err() {
+                if added == extraction.max_added_per_sync {
+                    continue;
+                }
+                added += 1;
+            }
+            chosen.insert(id);
+            kept += 1;
+        }
+        tracing::debug!(
+            candidates = ranked.len(),
+            kept,
+            added,
+            "sub-world members chosen"
+        );
         chosen
+    }
+
+    /// The bounds of a body's colliders (m).
+    fn aabb_si(&self, id: BodyId) -> Option<(Point3<f64>, Point3<f64>)> {
+        let body = self.body(id)?;
+        let rb = &self.physics.bodies[body.handle];
+        let mut bounds: Option<(Point3<f64>, Point3<f64>)> = None;
+        for &c in rb.colliders() {
+            let aabb = self.physics.colliders[c].compute_aabb();
+            let (a, b) = (
+                self.units.point_to_si(aabb.mins),
+                self.units.point_to_si(aabb.maxs),
+            );
+            bounds = Some(match bounds {
+                Some((lo, hi)) => (lo.inf(&a), hi.sup(&b)),
+                None => (a, b),
+            });
+        }
+        bounds
+    }
+
+    fn aabb_distance_m(&self, id: BodyId, from: &Point3<f64>) -> Option<f64> {
+        let (lo, hi) = self.aabb_si(id)?;
+        Some(distance_to_box(from, &lo, &hi))
     }
 
     /// Bodies in active contact with `id` in the global world.
@@ -270,4 +328,10 @@ impl World {
                 .point_to_si(self.physics.bodies[body.handle].center_of_mass()),
         )
     }
+}
+
+/// Distance from a point to an axis-aligned box (0 inside).
+fn distance_to_box(p: &Point3<f64>, lo: &Point3<f64>, hi: &Point3<f64>) -> f64 {
+    let outside = (lo - p).sup(&Vector3::zeros()) + (p - hi).sup(&Vector3::zeros());
+    outside.norm()
 }

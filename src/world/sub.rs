@@ -181,6 +181,13 @@ impl SubWorld {
             SpringCoefficients::new(CONTACT_FREQUENCY_HZ, CONTACT_DAMPING_RATIO);
         physics.integration_parameters.static_contact_softness =
             SpringCoefficients::new(2.0 * CONTACT_FREQUENCY_HZ, CONTACT_DAMPING_RATIO);
+        // No CCD: rapier sweeps every body faster than half its thinnest
+        // extent per step against fixed colliders, rebuilding each convex
+        // hull's mass properties (allocating) per sweep: milliseconds per
+        // tick among fresh fragments. At 1 ms steps a body would need
+        // 10 m/s to move 1 cm, and a tunnelled body is corrected by the
+        // global world's state at the next synchronisation.
+        physics.integration_parameters.max_ccd_substeps = 0;
         Self {
             physics,
             units,
