@@ -246,6 +246,38 @@ fn screened_peak_stress_equals_the_largest_over_all_elements() {
 }
 
 #[test]
+fn without_the_exact_peak_the_same_cracks_start() {
+    let threshold = material("ceramic-tile").rankine_threshold_pa;
+    let mut broke = 0;
+    for impulse in [0.1, 0.5, 1.0, 2.0] {
+        let run = |exact_peak_stress| {
+            let mut b = body(tile(), material("ceramic-tile"), 40, 3);
+            let settings = FractureSettings {
+                exact_peak_stress,
+                ..Default::default()
+            };
+            let outcome = b.impact(&strike(impulse), &Impactor::steel_ball(), &settings);
+            let pieces: Vec<_> = b
+                .fragments()
+                .iter()
+                .map(|f| (f.id, f.volume_m3.to_bits()))
+                .collect();
+            (outcome.cracks.len(), outcome.peak_stress_pa, pieces)
+        };
+        let (exact, lazy) = (run(true), run(false));
+        assert_eq!(exact.0, lazy.0, "impulse {impulse}: cracks");
+        assert_eq!(exact.2, lazy.2, "impulse {impulse}: fragments");
+        if exact.1 > threshold {
+            assert_eq!(exact.1, lazy.1, "impulse {impulse}: a peak above R_c is exact");
+            broke += 1;
+        } else {
+            assert!(lazy.1 <= exact.1, "impulse {impulse}: a lower bound");
+        }
+    }
+    assert!((1..4).contains(&broke), "both sides of the threshold covered");
+}
+
+#[test]
 fn a_fragment_breaks_again_only_within_its_own_tets() {
     let mut b = body(tile(), material("ceramic-tile"), 40, 5);
     b.impact(

@@ -99,6 +99,10 @@ pub struct FractureSettings {
     /// their own ([`BreakableBody::own_basis_job`]); smaller ones keep
     /// their parent's.
     pub own_basis_min_tets: usize,
+    /// Report the exact peak stress even when nothing breaks (it costs
+    /// evaluating elements that cannot crack); otherwise a peak below the
+    /// Rankine threshold is a lower bound.
+    pub exact_peak_stress: bool,
 }
 
 impl Default for FractureSettings {
@@ -110,6 +114,7 @@ impl Default for FractureSettings {
             max_cracks_per_step: 4,
             seed: 0,
             own_basis_min_tets: 2000,
+            exact_peak_stress: true,
         }
     }
 }
@@ -121,7 +126,8 @@ pub struct ImpactOutcome {
     pub time_step_s: f64,
     pub steps: usize,
     /// Largest maximum principal stress over the contact (Pa), 0 if no
-    /// element is in tension.
+    /// element is in tension; a lower bound if below the Rankine threshold
+    /// without [`FractureSettings::exact_peak_stress`].
     pub peak_stress_pa: f64,
     /// Elements whose stresses were formed (the others were bounded below
     /// the threshold and the peak; see the `initiation` module).
@@ -309,7 +315,7 @@ impl BreakableBody {
         let m = self.basis.mode_count();
         let stress = self.basis.stress();
         let threshold = self.material.rankine_threshold_pa;
-        let screening = screen(stress, z, threshold);
+        let screening = screen(stress, z, threshold, settings.exact_peak_stress);
         let state_at = |k: usize| &z[k * m..(k + 1) * m];
         let voigt = |e: usize, k: usize| stress.element_stress(e, state_at(k)).map(f64::from);
         let mut times = PhaseTimes {

@@ -10,6 +10,12 @@
 //! test; then, for the exact peak stress, further groups in decreasing bound
 //! order until the bound falls below the peak found (branch and bound). The
 //! result is the same as evaluating everything.
+//!
+//! Without `exact_peak` only the Rankine candidates are evaluated, and in
+//! them only the elements whose Gershgorin bound exceeds the threshold: the
+//! hot elements, and the peak whenever it is above the threshold, are the
+//! same; a peak below it is then a lower bound. A world checking every
+//! contact of every step wants only whether and where a crack starts.
 
 use super::stress::max_principal_stress;
 use crate::modal::ModalStress;
@@ -31,8 +37,14 @@ pub(crate) struct Screening {
 }
 
 /// Screens the modal states `z` (sample-major: `z[k·m + j]`) against the
-/// Rankine threshold `threshold_pa`.
-pub(crate) fn screen(stress: &ModalStress, z: &[f32], threshold_pa: f64) -> Screening {
+/// Rankine threshold `threshold_pa`; the peak stress is exact if
+/// `exact_peak` or if it exceeds the threshold.
+pub(crate) fn screen(
+    stress: &ModalStress,
+    z: &[f32],
+    threshold_pa: f64,
+    exact_peak: bool,
+) -> Screening {
     let m = stress.mode_count();
     let steps = if m == 0 { 0 } else { z.len() / m };
     let mut screening = Screening {
@@ -56,7 +68,7 @@ pub(crate) fn screen(stress: &ModalStress, z: &[f32], threshold_pa: f64) -> Scre
     let evaluate = |groups: &[(f32, u32)]| -> Vec<GroupResult> {
         groups
             .par_iter()
-            .map(|&(_, g)| evaluate_group(stress, g as usize, z, steps, threshold_pa))
+            .map(|&(_, g)| evaluate_group(stress, g as usize, z, steps, threshold_pa, exact_peak))
             .collect()
     };
     let record = |results: Vec<GroupResult>, screening: &mut Screening| {
@@ -70,7 +82,7 @@ pub(crate) fn screen(stress: &ModalStress, z: &[f32], threshold_pa: f64) -> Scre
     let candidates = order.partition_point(|&(bound, _)| f64::from(bound) > threshold_pa);
     record(evaluate(&order[..candidates]), &mut screening);
     let mut next = candidates;
-    while next < order.len() && f64::from(order[next].0) > screening.peak_stress_pa {
+    while exact_peak && next < order.len() && f64::from(order[next].0) > screening.peak_stress_pa {
         let end = (next + PEAK_BATCH).min(order.len());
         record(evaluate(&order[next..end]), &mut screening);
         next = end;
@@ -94,6 +106,7 @@ fn evaluate_group(
     z: &[f32],
     steps: usize,
     threshold_pa: f64,
+    exact_peak: bool,
 ) -> GroupResult {
     let m = stress.mode_count();
     let elements = stress.group_elements(group);
@@ -118,8 +131,13 @@ fn evaluate_group(
         for k in 0..steps {
             let s: [f64; 6] = std::array::from_fn(|c| f64::from(sigma[(6 * local + c, k)]));
             // Gershgorin's bound on σ₁ skips the closed form for elements
-            // that can neither start a crack nor raise the peak.
-            if gershgorin_bound(&s) <= threshold_pa.min(result.peak_pa) {
+            // that can neither start a crack nor raise a wanted peak.
+            let wanted = if exact_peak {
+                threshold_pa.min(result.peak_pa)
+            } else {
+                threshold_pa
+            };
+            if gershgorin_bound(&s) <= wanted {
                 continue;
             }
             let sigma1 = max_principal_stress(&s);

@@ -99,13 +99,15 @@ pub fn propagate(
     energy_density: &dyn Fn(usize) -> f64,
 ) -> Crack {
     let topo = mesh.topology();
-    // Surface values per tet, each computed once (a tet is tested from
-    // every neighbour that reaches it).
-    let mut values_cache: HashMap<usize, [f64; 4]> = HashMap::new();
+    // Surface values per node, each computed once: a node is shared by
+    // about twenty tets, and the noise is the dearest part of s(p).
+    let mut node_values: HashMap<u32, f64> = HashMap::new();
     let mut values_of = |t: usize| {
-        *values_cache
-            .entry(t)
-            .or_insert_with(|| mesh.tet_points(t).map(|p| surface.value(&p)))
+        mesh.tets()[t].map(|n| {
+            *node_values
+                .entry(n)
+                .or_insert_with(|| surface.value(&mesh.nodes()[n as usize]))
+        })
     };
     let origin = surface.origin();
     let normal = surface.normal();

@@ -236,6 +236,7 @@ impl World {
             contacts = contacts.len(),
             peak_stress_pa = outcome.peak_stress_pa,
             cracks = outcome.cracks.len(),
+            ms = check.fracture_ms,
             "fracture check"
         );
         if outcome.cracks.is_empty() {
