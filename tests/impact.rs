@@ -268,13 +268,19 @@ fn without_the_exact_peak_the_same_cracks_start() {
         assert_eq!(exact.0, lazy.0, "impulse {impulse}: cracks");
         assert_eq!(exact.2, lazy.2, "impulse {impulse}: fragments");
         if exact.1 > threshold {
-            assert_eq!(exact.1, lazy.1, "impulse {impulse}: a peak above R_c is exact");
+            assert_eq!(
+                exact.1, lazy.1,
+                "impulse {impulse}: a peak above R_c is exact"
+            );
             broke += 1;
         } else {
             assert!(lazy.1 <= exact.1, "impulse {impulse}: a lower bound");
         }
     }
-    assert!((1..4).contains(&broke), "both sides of the threshold covered");
+    assert!(
+        (1..4).contains(&broke),
+        "both sides of the threshold covered"
+    );
 }
 
 #[test]
