@@ -331,3 +331,61 @@ fn centre_gaps_become_fragments_and_close() {
         assert_closed_outward(piece);
     }
 }
+
+/// Connected components of the uncut-edge graph, by plain union-find: the
+/// reference for the incremental flood fill.
+fn components_over_uncut_edges(mesh: &TetMesh, state: &FractureState) -> Vec<usize> {
+    fn root(parent: &mut [usize], mut n: usize) -> usize {
+        while parent[n] != n {
+            parent[n] = parent[parent[n]];
+            n = parent[n];
+        }
+        n
+    }
+    let mut parent: Vec<usize> = (0..mesh.node_count()).collect();
+    for (e, &[a, b]) in mesh.topology().edges.iter().enumerate() {
+        if state.cut_position(e).is_none() {
+            let (ra, rb) = (root(&mut parent, a as usize), root(&mut parent, b as usize));
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+    (0..mesh.node_count())
+        .map(|n| root(&mut parent, n))
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// However edges are cut, in however many batches, the fragment
+    /// identifiers are exactly the connected components over uncut edges,
+    /// and each batch reports the identifiers it created.
+    #[test]
+    fn fragments_are_the_components_of_the_uncut_edges(
+        batches in proptest::collection::vec(
+            proptest::collection::vec((0usize..10_000, 0.0f64..1.0), 1..120),
+            1..5,
+        )
+    ) {
+        let mesh = box_mesh([0.1, 0.1, 0.05], [4, 4, 2], None).unwrap();
+        let edge_count = mesh.topology().edges.len();
+        let mut state = FractureState::new(&mesh);
+        for batch in batches {
+            let before = state.fragment_id_bound();
+            let cuts: Vec<(usize, f64)> = batch.iter().map(|&(e, t)| (e % edge_count, t)).collect();
+            let created = state.cut_edges(&mesh, &cuts);
+            let expected: Vec<u32> = (before..state.fragment_id_bound()).collect();
+            proptest::prop_assert_eq!(created, expected);
+            let reference = components_over_uncut_edges(&mesh, &state);
+            let ids = state.node_fragments();
+            let mut id_of_component = std::collections::HashMap::new();
+            let mut component_of_id = std::collections::HashMap::new();
+            for n in 0..mesh.node_count() {
+                let id = *id_of_component.entry(reference[n]).or_insert(ids[n]);
+                proptest::prop_assert_eq!(id, ids[n], "node {} split from its component", n);
+                let component = *component_of_id.entry(ids[n]).or_insert(reference[n]);
+                proptest::prop_assert_eq!(component, reference[n], "id {} spans two components", ids[n]);
+            }
+        }
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::contact::contact_patch;
 use super::initiation::screen;
-use super::propagate::{propagate, Crack, EnergyBalance};
+use super::propagate::{propagate_with, Crack, CrackScratch, EnergyBalance};
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
@@ -328,6 +328,7 @@ impl BreakableBody {
         };
         let compliance = self.compliance;
         let mut cracks = Vec::new();
+        let mut scratch: Option<CrackScratch> = None;
         for (k, hot) in screening.hot.iter().enumerate() {
             let mut started = 0;
             for &(_, hottest) in hot {
@@ -374,7 +375,9 @@ impl BreakableBody {
                     let s = nalgebra::Vector6::from(voigt(e, k));
                     0.5 * s.dot(&(compliance * s))
                 };
-                let crack = propagate(
+                let scratch = scratch.get_or_insert_with(|| CrackScratch::new(&self.mesh));
+                let crack = propagate_with(
+                    scratch,
                     &self.mesh,
                     &mut self.state,
                     &surface,

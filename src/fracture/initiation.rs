@@ -20,6 +20,7 @@
 use super::stress::max_principal_stress;
 use crate::modal::ModalStress;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Groups evaluated together once the Rankine candidates are done.
 const PEAK_BATCH: usize = 64;
@@ -65,10 +66,18 @@ pub(crate) fn screen(
         .collect();
     order.par_sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
 
+    // The largest σ₁ found so far by any group: an element whose bound is
+    // below it (and below the threshold) can change neither the peak nor
+    // the hot lists, whichever group finds it. Results do not depend on the
+    // order in which groups run.
+    let known_peak = AtomicU64::new(0.0f64.to_bits());
     let evaluate = |groups: &[(f32, u32)]| -> Vec<GroupResult> {
         groups
             .par_iter()
-            .map(|&(_, g)| evaluate_group(stress, g as usize, z, steps, threshold_pa, exact_peak))
+            .map(|&(_, g)| {
+                let known_peak = exact_peak.then_some(&known_peak);
+                evaluate_group(stress, g as usize, z, steps, threshold_pa, known_peak)
+            })
             .collect()
     };
     let record = |results: Vec<GroupResult>, screening: &mut Screening| {
@@ -100,16 +109,21 @@ struct GroupResult {
     hot: Vec<(u32, f32, u32)>,
 }
 
+/// Forms the stresses of group `group` at every sample and returns its
+/// elements above the threshold. With `known_peak` (f64 bits of the largest
+/// σ₁ found by any group, raised here), also the group's exact peak; else
+/// the peak only counts elements above the threshold.
 fn evaluate_group(
     stress: &ModalStress,
     group: usize,
     z: &[f32],
     steps: usize,
     threshold_pa: f64,
-    exact_peak: bool,
+    known_peak: Option<&AtomicU64>,
 ) -> GroupResult {
     let m = stress.mode_count();
     let elements = stress.group_elements(group);
+    let first = elements.start;
     let rows = 6 * elements.len();
     // One product per group: (6·16 × m)·(m × steps), with faer's SIMD.
     let block = stress.rows(elements.clone());
@@ -127,27 +141,54 @@ fn evaluate_group(
         peak_pa: 0.0,
         hot: Vec::new(),
     };
-    for (local, e) in elements.enumerate() {
-        for k in 0..steps {
-            let s: [f64; 6] = std::array::from_fn(|c| f64::from(sigma[(6 * local + c, k)]));
-            // Gershgorin's bound on σ₁ skips the closed form for elements
-            // that can neither start a crack nor raise a wanted peak.
-            let wanted = if exact_peak {
-                threshold_pa.min(result.peak_pa)
-            } else {
-                threshold_pa
-            };
-            if gershgorin_bound(&s) <= wanted {
+    let shared_peak = || known_peak.map_or(0.0, |p| f64::from_bits(p.load(Ordering::Relaxed)));
+    // Elements with σ₁ at or below `wanted` change nothing: below the
+    // threshold they start no crack, and a wanted peak is already higher.
+    let mut wanted = match known_peak {
+        Some(_) => threshold_pa.min(shared_peak()),
+        None => threshold_pa,
+    };
+    for k in 0..steps {
+        let column = sigma.col_as_slice(k);
+        for (local, voigt) in column.chunks_exact(6).enumerate() {
+            let s: [f64; 6] = std::array::from_fn(|c| f64::from(voigt[c]));
+            // Two cheap upper bounds of σ₁ skip the closed form for most
+            // elements.
+            if gershgorin_bound(&s) <= wanted || deviatoric_bound(&s) <= wanted {
                 continue;
             }
             let sigma1 = max_principal_stress(&s);
-            result.peak_pa = result.peak_pa.max(sigma1);
+            if sigma1 > result.peak_pa {
+                result.peak_pa = sigma1;
+                if known_peak.is_some() {
+                    wanted = threshold_pa.min(sigma1.max(shared_peak()));
+                }
+            }
             if sigma1 > threshold_pa {
-                result.hot.push((k as u32, sigma1 as f32, e as u32));
+                result
+                    .hot
+                    .push((k as u32, sigma1 as f32, (first + local) as u32));
             }
         }
     }
+    if let Some(peak) = known_peak {
+        // Non-negative f64s order as their bits do.
+        peak.fetch_max(result.peak_pa.to_bits(), Ordering::Relaxed);
+    }
     result
+}
+
+/// σ₁ ≤ q + √(2/3 · ‖S − qI‖²), q the mean stress: the closed form of
+/// [`max_principal_stress`] with its cosine at 1.
+fn deviatoric_bound(s: &[f64; 6]) -> f64 {
+    let [xx, yy, zz, yz, xz, xy] = *s;
+    let q = (xx + yy + zz) / 3.0;
+    let deviator = (xx - q).powi(2)
+        + (yy - q).powi(2)
+        + (zz - q).powi(2)
+        + 2.0 * (xy * xy + xz * xz + yz * yz);
+    // Rounding margin: the closed form computes the same terms.
+    q + (2.0 / 3.0 * deviator).sqrt() * (1.0 + 1e-12) + 1e-12 * q.abs()
 }
 
 /// An upper bound of the largest eigenvalue of the symmetric tensor with

@@ -18,7 +18,7 @@ pub use background::{BasisJob, BasisResult, BasisWorker};
 pub use body::{fragment_mesh, BreakableBody};
 pub use fragments::{fragments, Fragment, MassIntegrals};
 pub use impact::{ContactPoint, FractureSettings, ImpactOutcome, Impactor, PhaseTimes, StaticLoad};
-pub use propagate::{propagate, Crack, CrackStop, EnergyBalance};
+pub use propagate::{propagate, propagate_with, Crack, CrackScratch, CrackStop, EnergyBalance};
 pub use state::FractureState;
 pub use stress::{max_principal_stress, principal_direction};
 pub use surface::CrackSurface;

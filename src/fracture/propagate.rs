@@ -7,7 +7,7 @@ use super::FractureState;
 use crate::mesh::{TetMesh, NO_NEIGHBOUR, TET_EDGES};
 use nalgebra::Point3;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 /// Why a crack stopped growing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,9 +50,12 @@ pub struct EnergyBalance {
 }
 
 /// The part of the surface inside one tet, from the surface values at its nodes.
+#[derive(Debug, Clone, Copy)]
 struct Section {
-    /// Points where the surface crosses the tet's edges: (local edge, fraction).
-    crossings: Vec<(usize, f64)>,
+    /// Points where the surface crosses the tet's edges: (local edge,
+    /// fraction); the first `crossing_count` are set.
+    crossings: [(usize, f64); 4],
+    crossing_count: usize,
     area_m2: f64,
 }
 
@@ -62,16 +65,18 @@ fn crossed(values: &[f64; 4]) -> bool {
 }
 
 fn section(points: &[Point3<f64>; 4], values: &[f64; 4]) -> Section {
-    let mut crossings = Vec::with_capacity(4);
-    let mut at = Vec::with_capacity(4);
+    let mut crossings = [(0, 0.0); 4];
+    let mut at = [Point3::origin(); 4];
+    let mut count = 0;
     for (k, &[a, b]) in TET_EDGES.iter().enumerate() {
-        if (values[a] < 0.0) != (values[b] < 0.0) {
+        if (values[a] < 0.0) != (values[b] < 0.0) && count < 4 {
             let t = values[a] / (values[a] - values[b]);
-            crossings.push((k, t));
-            at.push(points[a] + (points[b] - points[a]) * t);
+            crossings[count] = (k, t);
+            at[count] = points[a] + (points[b] - points[a]) * t;
+            count += 1;
         }
     }
-    let area_m2 = match at.len() {
+    let area_m2 = match count {
         3 => 0.5 * (at[1] - at[0]).cross(&(at[2] - at[0])).norm(),
         4 => {
             // The 2|2 split: TET_EDGES order puts the crossed edges as
@@ -82,14 +87,73 @@ fn section(points: &[Point3<f64>; 4], values: &[f64; 4]) -> Section {
         }
         _ => 0.0,
     };
-    Section { crossings, area_m2 }
+    Section {
+        crossings,
+        crossing_count: count,
+        area_m2,
+    }
+}
+
+/// Working memory of crack propagation on one mesh, reused from crack to
+/// crack so that a crack costs what it crosses, not the size of the body.
+/// Entries are valid for the crack whose number they carry, so nothing is
+/// cleared between cracks.
+#[derive(Debug, Clone)]
+pub struct CrackScratch {
+    crack: u32,
+    /// Per node: the crack its `node_value` was computed for.
+    node_crack: Vec<u32>,
+    node_value: Vec<f64>,
+    /// Per tet: the crack that entered it.
+    tet_crack: Vec<u32>,
+    queue: VecDeque<(usize, Section, f64)>,
+    seeds: Vec<u32>,
+}
+
+impl CrackScratch {
+    pub fn new(mesh: &TetMesh) -> Self {
+        Self {
+            crack: 0,
+            node_crack: vec![0; mesh.node_count()],
+            node_value: vec![0.0; mesh.node_count()],
+            tet_crack: vec![0; mesh.tet_count()],
+            queue: VecDeque::new(),
+            seeds: Vec::new(),
+        }
+    }
+
+    /// Starts a new crack; after 2³² − 1 cracks the stamps wrap and are reset.
+    fn next_crack(&mut self) {
+        self.crack = self.crack.wrapping_add(1);
+        if self.crack == 0 {
+            self.node_crack.fill(0);
+            self.tet_crack.fill(0);
+            self.crack = 1;
+        }
+        self.queue.clear();
+        self.seeds.clear();
+    }
+
+    /// The surface values at the nodes of tet `t`, each node's computed once
+    /// per crack: a node is shared by about twenty tets, and the noise is
+    /// the dearest part of s(p).
+    fn values(&mut self, mesh: &TetMesh, surface: &CrackSurface, t: usize) -> [f64; 4] {
+        mesh.tets()[t].map(|n| {
+            let n = n as usize;
+            if self.node_crack[n] != self.crack {
+                self.node_crack[n] = self.crack;
+                self.node_value[n] = surface.value(&mesh.nodes()[n]);
+            }
+            self.node_value[n]
+        })
+    }
 }
 
 /// Propagates one crack from `start` (Alg. 2) and updates the fragment
 /// identifiers of the fragments it crossed (Alg. 1). `energy_density(e)` is
 /// η_e, the strain-energy density of element e (J/m³) in the loading that
-/// opened the crack. Cost: linear in the elements crossed, plus the flood
-/// fill of the fragments they belong to.
+/// opened the crack. Allocates its working memory; to propagate several
+/// cracks on one mesh, use [`propagate_with`].
 pub fn propagate(
     mesh: &TetMesh,
     state: &mut FractureState,
@@ -98,17 +162,32 @@ pub fn propagate(
     balance: &EnergyBalance,
     energy_density: &dyn Fn(usize) -> f64,
 ) -> Crack {
+    let mut scratch = CrackScratch::new(mesh);
+    propagate_with(
+        &mut scratch,
+        mesh,
+        state,
+        surface,
+        start,
+        balance,
+        energy_density,
+    )
+}
+
+/// [`propagate`] with working memory `scratch` made for `mesh`. Cost:
+/// linear in the elements crossed and their neighbours (η_e is asked once
+/// per element entered), plus the flood fill of the smaller pieces of the
+/// fragments they belong to.
+pub fn propagate_with(
+    scratch: &mut CrackScratch,
+    mesh: &TetMesh,
+    state: &mut FractureState,
+    surface: &CrackSurface,
+    start: usize,
+    balance: &EnergyBalance,
+    energy_density: &dyn Fn(usize) -> f64,
+) -> Crack {
     let topo = mesh.topology();
-    // Surface values per node, each computed once: a node is shared by
-    // about twenty tets, and the noise is the dearest part of s(p).
-    let mut node_values: HashMap<u32, f64> = HashMap::new();
-    let mut values_of = |t: usize| {
-        mesh.tets()[t].map(|n| {
-            *node_values
-                .entry(n)
-                .or_insert_with(|| surface.value(&mesh.nodes()[n as usize]))
-        })
-    };
     let origin = surface.origin();
     let normal = surface.normal();
     let mut crack = Crack {
@@ -122,34 +201,33 @@ pub fn propagate(
         stop: CrackStop::Collision,
         new_fragments: Vec::new(),
     };
-    let mut seeds: Vec<u32> = Vec::new();
     if state.is_damaged(start) {
         return crack;
     }
+    scratch.next_crack();
     let (mut stopped_by_energy, mut collided) = (false, false);
-    let mut own: HashSet<usize> = HashSet::new();
-    let mut queue = VecDeque::new();
     // The start element is entered whatever the balance: the crack exists
     // once initiation says so.
+    let values = scratch.values(mesh, surface, start);
+    let start_section = section(&mesh.tet_points(start), &values);
     state.set_damaged(start);
-    own.insert(start);
-    queue.push_back(start);
-    while let Some(e) = queue.pop_front() {
-        let points = mesh.tet_points(e);
-        let values = values_of(e);
-        let cut = section(&points, &values);
+    scratch.tet_crack[start] = scratch.crack;
+    scratch
+        .queue
+        .push_back((start, start_section, energy_density(start)));
+    while let Some((e, cut, eta)) = scratch.queue.pop_front() {
         crack.elements += 1;
         crack.area_m2 += cut.area_m2;
         crack.fracture_energy_j += cut.area_m2 * balance.toughness_j_m2;
-        crack.available_energy_j += cut.area_m2 * balance.energy_length_m * energy_density(e);
+        crack.available_energy_j += cut.area_m2 * balance.energy_length_m * eta;
         let tet = mesh.tets()[e];
-        for &(local, t) in &cut.crossings {
+        for &(local, t) in &cut.crossings[..cut.crossing_count] {
             let edge = topo.tet_edges[e][local] as usize;
             let [a, b] = TET_EDGES[local];
             // Edge positions run from the lower node index to the higher.
             let position = if tet[a] < tet[b] { t } else { 1.0 - t };
             if state.cut(edge, position) {
-                seeds.extend([tet[a], tet[b]]);
+                scratch.seeds.extend([tet[a], tet[b]]);
             }
         }
         for &n in &topo.face_neighbours[e] {
@@ -157,10 +235,10 @@ pub fn propagate(
                 continue;
             }
             let n = n as usize;
-            if own.contains(&n) {
+            if scratch.tet_crack[n] == scratch.crack {
                 continue;
             }
-            let neighbour_values = values_of(n);
+            let neighbour_values = scratch.values(mesh, surface, n);
             if !crossed(&neighbour_values) {
                 continue;
             }
@@ -168,20 +246,21 @@ pub fn propagate(
                 collided = true;
                 continue;
             }
-            let area = section(&mesh.tet_points(n), &neighbour_values).area_m2;
-            let needed = crack.fracture_energy_j + area * balance.toughness_j_m2;
+            let neighbour = section(&mesh.tet_points(n), &neighbour_values);
+            let eta = energy_density(n);
+            let needed = crack.fracture_energy_j + neighbour.area_m2 * balance.toughness_j_m2;
             let available =
-                crack.available_energy_j + area * balance.energy_length_m * energy_density(n);
+                crack.available_energy_j + neighbour.area_m2 * balance.energy_length_m * eta;
             if needed < available {
                 state.set_damaged(n);
-                own.insert(n);
-                queue.push_back(n);
+                scratch.tet_crack[n] = scratch.crack;
+                scratch.queue.push_back((n, neighbour, eta));
             } else {
                 stopped_by_energy = true;
             }
         }
     }
-    crack.new_fragments = state.split_fragments(mesh, &seeds);
+    crack.new_fragments = state.split_fragments(mesh, &scratch.seeds);
     crack.stop = if stopped_by_energy {
         CrackStop::Energy
     } else if collided {

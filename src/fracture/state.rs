@@ -101,69 +101,160 @@ impl FractureState {
 
     /// Re-labels the fragments containing `seeds` after new cuts, by flood
     /// fill over uncut edges (Glondu Alg. 1). `seeds` must hold both ends of
-    /// every newly cut edge. Only the fragments the seeds belong to are
-    /// visited (the cost is linear in their node count); the largest piece of
-    /// each keeps its old identifier, the others get new ones. Returns the
-    /// new identifiers.
+    /// every newly cut edge. Returns the new identifiers.
+    ///
+    /// One breadth-first search starts at every seed and the searches of a
+    /// fragment advance in turn, one node each, merging where they meet.
+    /// A search that runs out of nodes has closed a piece; once a single
+    /// search of the fragment is still open, the rest of the fragment is
+    /// its piece and need not be visited. The cost is thus the size of the
+    /// smaller pieces times the number of pieces, not the fragment's size:
+    /// a crack that splits off a chip from a large body visits the chip.
+    /// The open (largest) piece keeps the old identifier, the others get
+    /// new ones; if every search closes, the largest piece keeps it.
     pub(crate) fn split_fragments(&mut self, mesh: &TetMesh, seeds: &[u32]) -> Vec<u32> {
-        let topo = mesh.topology();
-        let mut created = Vec::new();
-        let mut affected: Vec<u32> = seeds
+        let mut seeds = seeds.to_vec();
+        seeds.sort_unstable();
+        seeds.dedup();
+        // Temporary labels (above every real identifier) mark visited nodes:
+        // label u32::MAX − i belongs to search i.
+        assert!(
+            (self.fragment_count as u64) + (seeds.len() as u64) < u32::MAX as u64,
+            "fragment labels exhausted"
+        );
+        let mut by_fragment: Vec<(u32, u32)> = seeds
             .iter()
-            .map(|&n| self.node_fragment[n as usize])
+            .map(|&n| (self.node_fragment[n as usize], n))
             .collect();
-        affected.sort_unstable();
-        affected.dedup();
-        // Temporary labels above every real identifier mark visited nodes.
-        let mut queue = VecDeque::new();
-        for fragment in affected {
-            let mut components: Vec<(u32, Vec<u32>)> = Vec::new();
-            for &seed in seeds {
-                if self.node_fragment[seed as usize] != fragment {
-                    continue;
-                }
-                let label = u32::MAX - components.len() as u32;
-                let mut members = vec![seed];
-                self.node_fragment[seed as usize] = label;
-                queue.push_back(seed);
-                while let Some(n) = queue.pop_front() {
-                    let range = topo.node_offsets[n as usize] as usize
-                        ..topo.node_offsets[n as usize + 1] as usize;
-                    for k in range {
-                        let m = topo.node_neighbours[k];
-                        if self.node_fragment[m as usize] == fragment
-                            && self.cut_position[topo.node_neighbour_edges[k] as usize].is_nan()
-                        {
-                            self.node_fragment[m as usize] = label;
-                            members.push(m);
-                            queue.push_back(m);
-                        }
-                    }
-                }
-                components.push((label, members));
-            }
-            // Every node of `fragment` is reached: a path from it to a seed
-            // in the old graph is uncut up to its first cut edge, whose
-            // endpoints are seeds. The largest piece keeps the identifier.
-            let keep = components
-                .iter()
-                .enumerate()
-                .max_by_key(|(_, (_, m))| m.len())
-                .map(|(i, _)| i);
-            for (i, (_, members)) in components.iter().enumerate() {
-                let id = if Some(i) == keep {
-                    fragment
-                } else {
-                    let id = self.fragment_count;
-                    self.fragment_count += 1;
-                    created.push(id);
-                    id
-                };
-                for &m in members {
-                    self.node_fragment[m as usize] = id;
-                }
-            }
+        by_fragment.sort_unstable();
+        let mut created = Vec::new();
+        for group in by_fragment.chunk_by(|a, b| a.0 == b.0) {
+            let fragment = group[0].0;
+            let seeds: Vec<u32> = group.iter().map(|&(_, n)| n).collect();
+            self.split_fragment(mesh, fragment, &seeds, &mut created);
         }
         created
     }
+
+    fn split_fragment(
+        &mut self,
+        mesh: &TetMesh,
+        fragment: u32,
+        seeds: &[u32],
+        created: &mut Vec<u32>,
+    ) {
+        let topo = mesh.topology();
+        let label = |i: usize| u32::MAX - i as u32;
+        let search_of = |label: u32| (u32::MAX - label) as usize;
+        let mut searches: Vec<Search> = seeds
+            .iter()
+            .enumerate()
+            .map(|(i, &seed)| {
+                self.node_fragment[seed as usize] = label(i);
+                Search {
+                    parent: i,
+                    queue: VecDeque::from([seed]),
+                }
+            })
+            .collect();
+        let mut visited: Vec<u32> = seeds.to_vec();
+        let mut open: Vec<usize> = (0..searches.len()).collect();
+        while open.len() > 1 {
+            let mut i = 0;
+            while i < open.len() && open.len() > 1 {
+                let s = open[i];
+                if searches[s].parent != s {
+                    // Merged into another search since this round began.
+                    open.swap_remove(i);
+                    continue;
+                }
+                let Some(n) = searches[s].queue.pop_front() else {
+                    open.swap_remove(i);
+                    continue;
+                };
+                let range = topo.node_offsets[n as usize] as usize
+                    ..topo.node_offsets[n as usize + 1] as usize;
+                // `s` may be merged into another search on the way; its
+                // finds go to the merged root's queue.
+                let mut root = s;
+                for k in range {
+                    if !self.cut_position[topo.node_neighbour_edges[k] as usize].is_nan() {
+                        continue;
+                    }
+                    let m = topo.node_neighbours[k] as usize;
+                    let at = self.node_fragment[m];
+                    if at == fragment {
+                        self.node_fragment[m] = label(s);
+                        visited.push(m as u32);
+                        searches[root].queue.push_back(m as u32);
+                    } else if at >= self.fragment_count {
+                        let other = find(&mut searches, search_of(at));
+                        if other != root {
+                            root = merge(&mut searches, root, other);
+                        }
+                    }
+                }
+                i += 1;
+            }
+        }
+        // A search still holding nodes is the open piece: every other piece
+        // is closed (a closed search has taken or met every node next to
+        // its own, so none can meet it later).
+        let unfinished =
+            (0..searches.len()).find(|&s| searches[s].parent == s && !searches[s].queue.is_empty());
+        let mut size = vec![0usize; searches.len()];
+        for &n in &visited {
+            let root = find(&mut searches, search_of(self.node_fragment[n as usize]));
+            size[root] += 1;
+        }
+        // Ties of size go to the earliest seed, for determinism.
+        let keep = unfinished.unwrap_or_else(|| {
+            (0..searches.len())
+                .filter(|&s| searches[s].parent == s)
+                .max_by(|&a, &b| size[a].cmp(&size[b]).then(b.cmp(&a)))
+                .unwrap_or(0)
+        });
+        let mut id_of = vec![fragment; searches.len()];
+        for root in 0..searches.len() {
+            if searches[root].parent == root && root != keep {
+                id_of[root] = self.fragment_count;
+                created.push(self.fragment_count);
+                self.fragment_count += 1;
+            }
+        }
+        for &n in &visited {
+            let root = find(&mut searches, search_of(self.node_fragment[n as usize]));
+            self.node_fragment[n as usize] = id_of[root];
+        }
+    }
+}
+
+/// One breadth-first search of [`FractureState::split_fragments`];
+/// searches that met form a union-find tree whose root holds the queue.
+struct Search {
+    parent: usize,
+    queue: VecDeque<u32>,
+}
+
+fn find(searches: &mut [Search], mut s: usize) -> usize {
+    while searches[s].parent != s {
+        let grandparent = searches[searches[s].parent].parent;
+        searches[s].parent = grandparent;
+        s = grandparent;
+    }
+    s
+}
+
+/// Merges the trees of roots `a` and `b`: the root with the longer queue
+/// absorbs the other's queue. Returns the merged root.
+fn merge(searches: &mut [Search], a: usize, b: usize) -> usize {
+    let (root, child) = if searches[a].queue.len() >= searches[b].queue.len() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    searches[child].parent = root;
+    let moved = std::mem::take(&mut searches[child].queue);
+    searches[root].queue.extend(moved);
+    root
 }
