@@ -389,3 +389,36 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The grid's nearest usable weak point is the brute-force one (ties:
+    /// the earlier sampled), for clouds flat or round, with most or few
+    /// points usable, queried inside and far outside the cloud.
+    #[test]
+    fn the_nearest_weak_point_is_the_brute_force_one(
+        points in proptest::collection::vec(
+            ((0.0f64..1.0, 0.0f64..1.0, 0.0f64..0.05), 0u32..50),
+            0..400,
+        ),
+        queries in proptest::collection::vec((-2.0f64..3.0, -2.0f64..3.0, -1.0f64..1.0), 1..20),
+        unusable_below in 0u32..50,
+    ) {
+        let points: Vec<(Point3<f64>, u32)> = points
+            .into_iter()
+            .map(|((x, y, z), tet)| (Point3::new(x, y, z), tet))
+            .collect();
+        let weak = WeakPoints::new(points.clone());
+        let usable = |tet: u32| tet >= unusable_below;
+        for (x, y, z) in queries {
+            let q = Point3::new(x, y, z);
+            let expected = points
+                .iter()
+                .filter(|(_, tet)| usable(*tet))
+                .min_by(|a, b| (a.0 - q).norm_squared().total_cmp(&(b.0 - q).norm_squared()))
+                .map(|&(_, tet)| tet);
+            proptest::prop_assert_eq!(weak.nearest(&q, usable), expected);
+        }
+    }
+}

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tessera::config::{Scene, SCENES_DIR};
 use tessera::modal::{default_cache_dir, ModalCache};
-use tessera::world::{drop_run, DropRun, FractureEvent, FrameOutput, SceneAssets, World};
+use tessera::world::{
+    drop_run, DropRun, FractureEvent, FrameOutput, SceneAssets, StepReport, World,
+};
 
 /// A scene file, or the name of a shipped scene (`tile-on-supports`).
 fn scene_path(scene: &str) -> anyhow::Result<PathBuf> {
@@ -235,10 +237,19 @@ struct RunReport<'a> {
     bodies_start: usize,
     bodies_end: usize,
     step_ms: StepStats,
+    /// The slowest step (1-based) and where its time went.
+    worst_step: WorstStep,
     /// Wall time of the whole run (s).
     wall_s: f64,
     fracture_events: &'a [FractureEvent],
     state_hash: String,
+}
+
+#[derive(Serialize, Default)]
+struct WorstStep {
+    step: usize,
+    #[serde(flatten)]
+    report: StepReport,
 }
 
 pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
@@ -251,10 +262,15 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     let steps = (args.seconds / scene.world.time_step_s).round().max(1.0) as usize;
     let bar = indicatif::ProgressBar::new(steps as u64);
     let mut samples = Vec::with_capacity(steps);
+    let mut worst_step = WorstStep::default();
     let start = Instant::now();
-    for _ in 0..steps {
+    for step in 1..=steps {
         let report = world.step();
-        samples.push(report.physics_ms + report.fracture_ms);
+        let ms = report.physics_ms + report.fracture_ms;
+        if ms > worst_step.report.physics_ms + worst_step.report.fracture_ms {
+            worst_step = WorstStep { step, report };
+        }
+        samples.push(ms);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -264,6 +280,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
         bodies_start,
         bodies_end: world.body_count(),
         step_ms: StepStats::from_ms(samples),
+        worst_step,
         wall_s: start.elapsed().as_secs_f64(),
         fracture_events: world.events(),
         state_hash: format!("{:016x}", world.state_hash()),
@@ -280,6 +297,11 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     println!(
         "step time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}, max {:.3} over {} steps",
         s.mean, s.p50, s.p99, s.max, s.steps
+    );
+    let w = &report.worst_step;
+    println!(
+        "slowest step {}: physics {:.3} ms, fracture and insertion {:.3} ms, {} body(ies) cracked",
+        w.step, w.report.physics_ms, w.report.fracture_ms, w.report.fracture_events
     );
     println!("fracture events: {}", report.fracture_events.len());
     for e in report.fracture_events {

@@ -1,7 +1,7 @@
 //! A breakable body: mesh, material, modal basis, fracture state, weak
 //! points, and the region of the mesh it stands for.
 
-use super::{fragments, BasisJob, FractureState, Fragment};
+use super::{fragments, BasisJob, FractureState, Fragment, WeakPoints};
 use crate::config::Material;
 use crate::fem::constitutive_matrix;
 use crate::mesh::{TetMesh, NO_NEIGHBOUR};
@@ -35,7 +35,7 @@ pub struct BreakableBody {
     /// (where cracks may start) and its nodes.
     pub(super) region: Option<Region>,
     /// Material flaws (§3.3.5): positions and the tets holding them.
-    pub(super) weak_points: Vec<(Point3<f64>, u32)>,
+    pub(super) weak_points: WeakPoints,
     pub(super) compliance: Matrix6<f64>,
     pub(super) crack_seed: u32,
 }
@@ -76,7 +76,7 @@ impl BreakableBody {
             total += mesh.tet_volume(t);
             cumulative.push(total);
         }
-        let weak_points = (0..count)
+        let weak_points: Vec<(Point3<f64>, u32)> = (0..count)
             .map(|_| {
                 let pick = rng.random::<f64>() * total;
                 let t = cumulative
@@ -105,7 +105,7 @@ impl BreakableBody {
             basis: basis.into(),
             state,
             region: None,
-            weak_points,
+            weak_points: WeakPoints::new(weak_points),
             compliance,
             crack_seed: (seed as u32) ^ 0x5ca1ab1e,
         }
@@ -128,7 +128,7 @@ impl BreakableBody {
     }
 
     pub fn weak_points(&self) -> &[(Point3<f64>, u32)] {
-        &self.weak_points
+        self.weak_points.points()
     }
 
     /// Whether a crack in `tet` belongs to this body: for a fragment body,
@@ -183,12 +183,14 @@ impl BreakableBody {
             .iter()
             .map(|&id| id == fragment.id && !fragment.is_gap)
             .collect();
-        let weak_points = self
-            .weak_points
-            .iter()
-            .copied()
-            .filter(|&(_, t)| tets[t as usize])
-            .collect();
+        let weak_points = WeakPoints::new(
+            self.weak_points
+                .points()
+                .iter()
+                .copied()
+                .filter(|&(_, t)| tets[t as usize])
+                .collect(),
+        );
         Self {
             region: Some(Region {
                 tets: tets.into(),

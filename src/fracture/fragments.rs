@@ -19,8 +19,9 @@
 //! would then pinch into a non-manifold surface.
 
 use super::FractureState;
-use crate::mesh::{TetMesh, TET_EDGES, TET_FACES};
+use crate::mesh::{TetMesh, NO_NEIGHBOUR, TET_EDGES, TET_FACES};
 use nalgebra::{Matrix3, Point3, Vector3};
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Volume integrals of a region: ∫1, ∫x, ∫x xᵀ (signed, additive).
@@ -220,35 +221,24 @@ fn reversed(t: [Vertex; 3]) -> [Vertex; 3] {
     [t[0], t[2], t[1]]
 }
 
+/// How many different values `ids` holds.
+fn distinct<const N: usize>(mut ids: [u32; N]) -> usize {
+    ids.sort_unstable();
+    1 + ids.windows(2).filter(|w| w[0] != w[1]).count()
+}
+
 /// Splits the body into fragments; `density_kg_m3` gives mass and inertia.
+/// One pass over the tets gathers each fragment's integrals, tets and
+/// surface triangles; the fragments' surfaces are then indexed in parallel.
 pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> Vec<Fragment> {
     let topo = mesh.topology();
     let node_ids = state.node_fragments();
-    let mut builders: HashMap<u32, Builder> = HashMap::new();
+    // Node fragments are 0..bound; gap fragments, one per tet holding three
+    // or four fragments, are numbered after them in tet order.
+    let mut builders: Vec<Builder> = (0..state.fragment_id_bound())
+        .map(|_| Builder::default())
+        .collect();
     let ids_of = |t: usize| mesh.tets()[t].map(|n| node_ids[n as usize]);
-    let distinct = |ids: &[u32]| {
-        let mut v = ids.to_vec();
-        v.sort_unstable();
-        v.dedup();
-        v.len()
-    };
-
-    // One gap fragment per tet holding three or four fragments.
-    let mut gap_id: HashMap<usize, u32> = HashMap::new();
-    for t in 0..mesh.tet_count() {
-        if distinct(&ids_of(t)) >= 3 {
-            let id = state.fragment_id_bound() + gap_id.len() as u32;
-            gap_id.insert(t, id);
-        }
-    }
-
-    let mut boundary_faces_of: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (index, face) in topo.boundary_faces.iter().enumerate() {
-        boundary_faces_of
-            .entry(face.tet as usize)
-            .or_default()
-            .push(index);
-    }
 
     for t in 0..mesh.tet_count() {
         let ids = ids_of(t);
@@ -260,9 +250,9 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
             points: mesh.tet_points(t),
         };
         let whole = MassIntegrals::tet(split.points);
-        let count = distinct(&ids);
+        let count = distinct(ids);
         if count == 1 {
-            let b = builders.entry(ids[0]).or_default();
+            let b = &mut builders[ids[0] as usize];
             b.integrals.add(&whole);
             b.tets.push(t as u32);
         } else {
@@ -296,7 +286,7 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
                 };
                 pieces.add(&integrals);
                 crack_triangles.extend(&triangles);
-                let b = builders.entry(r).or_default();
+                let b = &mut builders[r as usize];
                 b.integrals.add(&integrals);
                 b.tets.push(t as u32);
                 b.triangles.extend(triangles);
@@ -304,7 +294,8 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
             if count >= 3 {
                 let mut gap = whole;
                 gap.sub(&pieces);
-                let b = builders.entry(gap_id[&t]).or_default();
+                builders.push(Builder::default());
+                let b = builders.last_mut().expect("just pushed");
                 b.integrals.add(&gap);
                 b.tets.push(t as u32);
                 b.triangles
@@ -312,7 +303,7 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
                 // Its share of every face whose three nodes are in three
                 // fragments: the central triangle of the cut points.
                 for face in TET_FACES {
-                    if distinct(&face.map(|l| ids[l])) == 3 {
+                    if distinct(face.map(|l| ids[l])) == 3 {
                         b.triangles.push([
                             split.cut(face[0], face[1]),
                             split.cut(face[1], face[2]),
@@ -322,16 +313,26 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
                 }
             }
         }
-        // The tet's share of the body's boundary.
-        for &index in boundary_faces_of.get(&t).map(Vec::as_slice).unwrap_or(&[]) {
-            let face = topo.boundary_faces[index];
-            let local = TET_FACES[face.opposite as usize];
+        // The tet's share of the body's boundary: its faces without a
+        // neighbour, in the order of `Topology::boundary_faces` (sorted node
+        // keys), so that fragments come out the same however they are built.
+        let mut boundary = [(0, [0u32; 3]); 4];
+        let mut boundary_count = 0;
+        for (opposite, &n) in topo.face_neighbours[t].iter().enumerate() {
+            if n == NO_NEIGHBOUR {
+                let mut key = TET_FACES[opposite].map(|l| split.nodes[l]);
+                key.sort_unstable();
+                boundary[boundary_count] = (opposite, key);
+                boundary_count += 1;
+            }
+        }
+        boundary[..boundary_count].sort_unstable_by_key(|&(_, key)| key);
+        for &(opposite, _) in &boundary[..boundary_count] {
+            let local = TET_FACES[opposite];
             let face_ids = local.map(|l| ids[l]);
             let vertex = |l: usize| Vertex::Node(split.nodes[l]);
-            match distinct(&face_ids) {
-                1 => builders
-                    .entry(face_ids[0])
-                    .or_default()
+            match distinct(face_ids) {
+                1 => builders[face_ids[0] as usize]
                     .triangles
                     .push(local.map(vertex)),
                 _ => {
@@ -340,14 +341,14 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
                         let (rx, ry, rz) = (ids[x], ids[y], ids[z]);
                         if ry != rx && rz != rx {
                             // x alone in its fragment on this face: its corner.
-                            builders.entry(rx).or_default().triangles.push([
+                            builders[rx as usize].triangles.push([
                                 vertex(x),
                                 split.cut(x, y),
                                 split.cut(x, z),
                             ]);
                         } else if ry == rx && rz != rx {
                             // x, y together, z apart: the trapezoid x, y, P_yz, P_xz.
-                            let b = builders.entry(rx).or_default();
+                            let b = &mut builders[rx as usize];
                             b.triangles.push([vertex(x), vertex(y), split.cut(y, z)]);
                             b.triangles
                                 .push([vertex(x), split.cut(y, z), split.cut(x, z)]);
@@ -360,11 +361,11 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
         }
     }
 
-    let mut ids: Vec<u32> = builders.keys().copied().collect();
-    ids.sort_unstable();
-    ids.into_iter()
-        .filter_map(|id| {
-            let b = builders.remove(&id)?;
+    builders
+        .into_par_iter()
+        .enumerate()
+        .filter_map(|(id, b)| {
+            let id = id as u32;
             if b.integrals.volume <= 0.0 {
                 return None;
             }

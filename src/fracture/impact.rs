@@ -315,7 +315,7 @@ impl BreakableBody {
         let m = self.basis.mode_count();
         let stress = self.basis.stress();
         let threshold = self.material.rankine_threshold_pa;
-        let screening = screen(stress, z, threshold, settings.exact_peak_stress);
+        let mut screening = screen(stress, z, threshold, settings.exact_peak_stress);
         let state_at = |k: usize| &z[k * m..(k + 1) * m];
         let voigt = |e: usize, k: usize| stress.element_stress(e, state_at(k)).map(f64::from);
         let mut times = PhaseTimes {
@@ -329,12 +329,13 @@ impl BreakableBody {
         let compliance = self.compliance;
         let mut cracks = Vec::new();
         let mut scratch: Option<CrackScratch> = None;
-        for (k, hot) in screening.hot.iter().enumerate() {
+        let steps = screening.hot.len();
+        for (k, hot) in screening.hot.iter_mut().enumerate() {
             let mut started = 0;
-            for &(_, hottest) in hot {
-                if started == settings.max_cracks_per_step {
+            while started < settings.max_cracks_per_step {
+                let Some((_, hottest)) = hot.pop_hottest(threshold) else {
                     break;
-                }
+                };
                 let hottest = hottest as usize;
                 if !self.can_initiate(hottest) {
                     continue;
@@ -344,15 +345,8 @@ impl BreakableBody {
                 let centre = self.mesh.tet_centroid(hottest);
                 let origin_tet = self
                     .weak_points
-                    .iter()
-                    .filter(|(_, tet)| self.can_initiate(*tet as usize))
-                    .min_by(|a, b| {
-                        (a.0 - centre)
-                            .norm_squared()
-                            .total_cmp(&(b.0 - centre).norm_squared())
-                    })
-                    .map(|&(_, tet)| tet as usize)
-                    .unwrap_or(hottest);
+                    .nearest(&centre, |tet| self.can_initiate(tet as usize))
+                    .map_or(hottest, |tet| tet as usize);
                 // Open normal to the largest principal stress (eqs. 3.5–3.6),
                 // of the start element if it is in tension, else of the hottest.
                 let origin_stress = voigt(origin_tet, k);
@@ -392,7 +386,7 @@ impl BreakableBody {
         ImpactOutcome {
             contact_duration_s: 0.0,
             time_step_s: 0.0,
-            steps: screening.hot.len(),
+            steps,
             peak_stress_pa: screening.peak_stress_pa,
             elements_evaluated: (screening.groups_evaluated * GROUP_ELEMENTS)
                 .min(self.mesh.tet_count()),

@@ -12,14 +12,21 @@
 //! result is the same as evaluating everything.
 //!
 //! Without `exact_peak` only the Rankine candidates are evaluated, and in
-//! them only the elements whose Gershgorin bound exceeds the threshold: the
+//! them only the elements whose bounds on σ₁ exceed the threshold: the
 //! hot elements, and the peak whenever it is above the threshold, are the
 //! same; a peak below it is then a lower bound. A world checking every
 //! contact of every step wants only whether and where a crack starts.
+//!
+//! Crack starts take the hottest few elements of each sample, so the hot
+//! lists are ordered lazily ([`HotSample`]): an element enters with an upper
+//! bound of σ₁ and its closed form is computed only when it reaches the top.
+//! The order taken is the exact order (σ₁ descending, then element index).
 
 use super::stress::max_principal_stress;
 use crate::modal::ModalStress;
 use rayon::prelude::*;
+use std::cmp::Ordering as Order;
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Groups evaluated together once the Rankine candidates are done.
@@ -28,9 +35,8 @@ const PEAK_BATCH: usize = 64;
 /// Elements in tension above the threshold, per time sample.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Screening {
-    /// `hot[k]`: (σ₁ in Pa, element) above the threshold at sample k,
-    /// hottest first.
-    pub hot: Vec<Vec<(f32, u32)>>,
+    /// `hot[k]`: the elements above the threshold at sample k.
+    pub hot: Vec<HotSample>,
     /// Largest σ₁ over all elements and samples, or 0 if none is in tension.
     pub peak_stress_pa: f64,
     /// Element groups whose stresses were formed.
@@ -49,7 +55,7 @@ pub(crate) fn screen(
     let m = stress.mode_count();
     let steps = if m == 0 { 0 } else { z.len() / m };
     let mut screening = Screening {
-        hot: vec![Vec::new(); steps],
+        hot: vec![HotSample::default(); steps],
         ..Screening::default()
     };
     if steps == 0 {
@@ -83,8 +89,8 @@ pub(crate) fn screen(
     let record = |results: Vec<GroupResult>, screening: &mut Screening| {
         for result in results {
             screening.peak_stress_pa = screening.peak_stress_pa.max(result.peak_pa);
-            for (k, sigma, e) in result.hot {
-                screening.hot[k as usize].push((sigma, e));
+            for (k, element) in result.hot {
+                screening.hot[k as usize].heap.push(element);
             }
         }
     };
@@ -97,16 +103,97 @@ pub(crate) fn screen(
         next = end;
     }
     screening.groups_evaluated = next;
-    for hot in &mut screening.hot {
-        hot.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Each sample's hottest element, exact: the peak when above the
+    // threshold.
+    for k in 0..steps {
+        let top = screening.hot[k].peek_hottest(threshold_pa);
+        screening.peak_stress_pa = screening.peak_stress_pa.max(top.map_or(0.0, f64::from));
+        screening.peak_stress_pa = screening
+            .peak_stress_pa
+            .max(screening.hot[k].resolved_peak_pa);
     }
     screening
 }
 
+/// An element of a hot list: its σ₁ (exact) or an upper bound of it, as
+/// f32 (rounding is monotone, so a bound stays above its σ₁), and its
+/// stress for the closed form.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HotElement {
+    key: f32,
+    exact: bool,
+    element: u32,
+    voigt: [f32; 6],
+}
+
+impl HotElement {
+    /// Heap order: larger key first; at equal keys bounds first (their σ₁
+    /// may still tie the exact one), then the lower element index.
+    fn rank(&self, other: &Self) -> Order {
+        self.key
+            .total_cmp(&other.key)
+            .then(other.exact.cmp(&self.exact))
+            .then(other.element.cmp(&self.element))
+    }
+}
+
+impl PartialEq for HotElement {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank(other) == Order::Equal
+    }
+}
+impl Eq for HotElement {}
+impl PartialOrd for HotElement {
+    fn partial_cmp(&self, other: &Self) -> Option<Order> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for HotElement {
+    fn cmp(&self, other: &Self) -> Order {
+        self.rank(other)
+    }
+}
+
+/// The elements of one time sample that may exceed the threshold, taken
+/// hottest first; closed forms are computed as elements reach the top.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HotSample {
+    heap: BinaryHeap<HotElement>,
+    /// Largest σ₁ computed here, kept or not (Pa).
+    resolved_peak_pa: f64,
+}
+
+impl HotSample {
+    /// Brings an exact element above the threshold to the top, dropping
+    /// those whose σ₁ turns out at or below it; returns its σ₁.
+    fn peek_hottest(&mut self, threshold_pa: f64) -> Option<f32> {
+        while let Some(mut top) = self.heap.peek_mut() {
+            if top.exact {
+                return Some(top.key);
+            }
+            let sigma1 = max_principal_stress(&top.voigt.map(f64::from));
+            self.resolved_peak_pa = self.resolved_peak_pa.max(sigma1);
+            if sigma1 > threshold_pa {
+                top.key = sigma1 as f32;
+                top.exact = true;
+            } else {
+                std::collections::binary_heap::PeekMut::pop(top);
+            }
+        }
+        None
+    }
+
+    /// The hottest remaining element above the threshold: (σ₁, element).
+    pub(crate) fn pop_hottest(&mut self, threshold_pa: f64) -> Option<(f32, u32)> {
+        self.peek_hottest(threshold_pa)?;
+        self.heap.pop().map(|e| (e.key, e.element))
+    }
+}
+
 struct GroupResult {
     peak_pa: f64,
-    /// (sample, σ₁, element) above the threshold.
-    hot: Vec<(u32, f32, u32)>,
+    /// (sample, element) that may be above the threshold.
+    hot: Vec<(u32, HotElement)>,
 }
 
 /// Forms the stresses of group `group` at every sample and returns its
@@ -152,22 +239,42 @@ fn evaluate_group(
         let column = sigma.col_as_slice(k);
         for (local, voigt) in column.chunks_exact(6).enumerate() {
             let s: [f64; 6] = std::array::from_fn(|c| f64::from(voigt[c]));
-            // Two cheap upper bounds of σ₁ skip the closed form for most
-            // elements.
-            if gershgorin_bound(&s) <= wanted || deviatoric_bound(&s) <= wanted {
+            // Two cheap upper bounds of σ₁ skip most elements.
+            let bound = gershgorin_bound(&s).min(deviatoric_bound(&s));
+            if bound <= wanted {
+                continue;
+            }
+            let element = (first + local) as u32;
+            let voigt: [f32; 6] = std::array::from_fn(|c| voigt[c]);
+            if known_peak.is_none() {
+                // Only the Rankine test is wanted: the closed form waits
+                // until the element is among the hottest of its sample.
+                result.hot.push((
+                    k as u32,
+                    HotElement {
+                        key: bound as f32,
+                        exact: false,
+                        element,
+                        voigt,
+                    },
+                ));
                 continue;
             }
             let sigma1 = max_principal_stress(&s);
             if sigma1 > result.peak_pa {
                 result.peak_pa = sigma1;
-                if known_peak.is_some() {
-                    wanted = threshold_pa.min(sigma1.max(shared_peak()));
-                }
+                wanted = threshold_pa.min(sigma1.max(shared_peak()));
             }
             if sigma1 > threshold_pa {
-                result
-                    .hot
-                    .push((k as u32, sigma1 as f32, (first + local) as u32));
+                result.hot.push((
+                    k as u32,
+                    HotElement {
+                        key: sigma1 as f32,
+                        exact: true,
+                        element,
+                        voigt,
+                    },
+                ));
             }
         }
     }
@@ -188,14 +295,17 @@ fn deviatoric_bound(s: &[f64; 6]) -> f64 {
         + (zz - q).powi(2)
         + 2.0 * (xy * xy + xz * xz + yz * yz);
     // Rounding margin: the closed form computes the same terms.
-    q + (2.0 / 3.0 * deviator).sqrt() * (1.0 + 1e-12) + 1e-12 * q.abs()
+    q + (2.0 / 3.0 * deviator).sqrt() * (1.0 + 1e-9) + 1e-9 * q.abs()
 }
 
 /// An upper bound of the largest eigenvalue of the symmetric tensor with
 /// Voigt components [xx, yy, zz, yz, xz, xy] (Gershgorin's circles).
 fn gershgorin_bound(s: &[f64; 6]) -> f64 {
     let [xx, yy, zz, yz, xz, xy] = *s;
-    (xx + xy.abs() + xz.abs())
+    let bound = (xx + xy.abs() + xz.abs())
         .max(yy + xy.abs() + yz.abs())
-        .max(zz + xz.abs() + yz.abs())
+        .max(zz + xz.abs() + yz.abs());
+    // Rounding margin against the closed form's own rounding: a bound
+    // must not fall below the σ₁ it bounds.
+    bound + 1e-9 * (xx.abs() + yy.abs() + zz.abs() + xy.abs() + xz.abs() + yz.abs())
 }

@@ -13,6 +13,7 @@ mod propagate;
 mod state;
 mod stress;
 mod surface;
+mod weak_points;
 
 pub use background::{BasisJob, BasisResult, BasisWorker};
 pub use body::{fragment_mesh, BreakableBody};
@@ -22,3 +23,4 @@ pub use propagate::{propagate, propagate_with, Crack, CrackScratch, CrackStop, E
 pub use state::FractureState;
 pub use stress::{max_principal_stress, principal_direction};
 pub use surface::CrackSurface;
+pub use weak_points::WeakPoints;

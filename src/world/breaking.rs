@@ -59,7 +59,8 @@ pub struct FractureEvent {
     pub contact_impulse_n_s: [f64; 3],
     pub momentum_after_n_s: [f64; 3],
     pub fragments_momentum_n_s: [f64; 3],
-    /// Fracture engine time and fragment insertion time (ms).
+    /// Fracture engine time (initiation, propagation and fragment meshing)
+    /// and fragment insertion time (ms).
     pub fracture_ms: f64,
     pub insertion_ms: f64,
 }
@@ -82,6 +83,9 @@ struct Check {
     /// The body's fracture side, taken out of the world while it runs.
     body: Option<Breakable>,
     outcome: Option<ImpactOutcome>,
+    /// The body's fragments after a check that cracked it, meshed in the
+    /// parallel phase with the check.
+    pieces: Vec<Fragment>,
     fracture_ms: f64,
 }
 
@@ -119,10 +123,14 @@ impl World {
                 .as_mut()
                 .expect("planned bodies are breakable")
                 .body;
-            check.outcome = Some(match check.kind {
+            let outcome = match check.kind {
                 FractureKind::Impact => body.impact(&check.points, &check.impactor, &settings),
                 FractureKind::Static => body.static_load(&check.loads, &settings),
-            });
+            };
+            if !outcome.cracks.is_empty() {
+                check.pieces = body.fragments();
+            }
+            check.outcome = Some(outcome);
             check.fracture_ms = start.elapsed().as_secs_f64() * 1e3;
         });
         let mut cracked = 0;
@@ -193,6 +201,7 @@ impl World {
             held_force_n,
             body: None,
             outcome: None,
+            pieces: Vec::new(),
             fracture_ms: 0.0,
         };
         match kind {
@@ -237,6 +246,8 @@ impl World {
             peak_stress_pa = outcome.peak_stress_pa,
             cracks = outcome.cracks.len(),
             ms = check.fracture_ms,
+            initiation_ms = outcome.milliseconds.initiation,
+            propagation_ms = outcome.milliseconds.propagation,
             "fracture check"
         );
         if outcome.cracks.is_empty() {
@@ -279,11 +290,7 @@ impl World {
             fracture_ms,
             insertion_ms: 0.0,
         };
-        let pieces = self
-            .body(id)
-            .and_then(|b| b.breakable.as_ref())
-            .map(|b| b.body.fragments())
-            .unwrap_or_default();
+        let pieces = check.pieces;
         if pieces.len() > 1 {
             let t = Instant::now();
             self.replace_by_fragments(id, &pieces, &mut event);
