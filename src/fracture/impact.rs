@@ -333,7 +333,7 @@ impl BreakableBody {
         for (k, hot) in screening.hot.iter_mut().enumerate() {
             let mut started = 0;
             while started < settings.max_cracks_per_step {
-                let Some((_, hottest)) = hot.pop_hottest(threshold) else {
+                let Some((_, hottest)) = hot.pop_hottest(threshold, &screening.stresses) else {
                     break;
                 };
                 let hottest = hottest as usize;

@@ -37,6 +37,8 @@ const PEAK_BATCH: usize = 64;
 pub(crate) struct Screening {
     /// `hot[k]`: the elements above the threshold at sample k.
     pub hot: Vec<HotSample>,
+    /// Voigt stresses of the hot elements entered with a bound.
+    pub stresses: Vec<[f32; 6]>,
     /// Largest σ₁ over all elements and samples, or 0 if none is in tension.
     pub peak_stress_pa: f64,
     /// Element groups whose stresses were formed.
@@ -86,11 +88,17 @@ pub(crate) fn screen(
             })
             .collect()
     };
-    let record = |results: Vec<GroupResult>, screening: &mut Screening| {
+    let mut gathered: Vec<Vec<HotElement>> = vec![Vec::new(); steps];
+    let mut record = |results: Vec<GroupResult>, screening: &mut Screening| {
         for result in results {
             screening.peak_stress_pa = screening.peak_stress_pa.max(result.peak_pa);
-            for (k, element) in result.hot {
-                screening.hot[k as usize].heap.push(element);
+            let offset = screening.stresses.len() as u32;
+            screening.stresses.extend(result.stresses);
+            for (k, mut element) in result.hot {
+                if !element.exact {
+                    element.stress += offset;
+                }
+                gathered[k as usize].push(element);
             }
         }
     };
@@ -103,10 +111,14 @@ pub(crate) fn screen(
         next = end;
     }
     screening.groups_evaluated = next;
+    for (hot, elements) in screening.hot.iter_mut().zip(gathered) {
+        // Heapify in linear time.
+        hot.heap = BinaryHeap::from(elements);
+    }
     // Each sample's hottest element, exact: the peak when above the
     // threshold.
     for k in 0..steps {
-        let top = screening.hot[k].peek_hottest(threshold_pa);
+        let top = screening.hot[k].peek_hottest(threshold_pa, &screening.stresses);
         screening.peak_stress_pa = screening.peak_stress_pa.max(top.map_or(0.0, f64::from));
         screening.peak_stress_pa = screening
             .peak_stress_pa
@@ -116,14 +128,14 @@ pub(crate) fn screen(
 }
 
 /// An element of a hot list: its σ₁ (exact) or an upper bound of it, as
-/// f32 (rounding is monotone, so a bound stays above its σ₁), and its
-/// stress for the closed form.
+/// f32 (rounding is monotone, so a bound stays above its σ₁); a bound's
+/// stress, for the closed form, is `Screening::stresses[stress]`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HotElement {
     key: f32,
     exact: bool,
     element: u32,
-    voigt: [f32; 6],
+    stress: u32,
 }
 
 impl HotElement {
@@ -166,12 +178,13 @@ pub(crate) struct HotSample {
 impl HotSample {
     /// Brings an exact element above the threshold to the top, dropping
     /// those whose σ₁ turns out at or below it; returns its σ₁.
-    fn peek_hottest(&mut self, threshold_pa: f64) -> Option<f32> {
+    /// `stresses` are [`Screening::stresses`].
+    fn peek_hottest(&mut self, threshold_pa: f64, stresses: &[[f32; 6]]) -> Option<f32> {
         while let Some(mut top) = self.heap.peek_mut() {
             if top.exact {
                 return Some(top.key);
             }
-            let sigma1 = max_principal_stress(&top.voigt.map(f64::from));
+            let sigma1 = max_principal_stress(&stresses[top.stress as usize].map(f64::from));
             self.resolved_peak_pa = self.resolved_peak_pa.max(sigma1);
             if sigma1 > threshold_pa {
                 top.key = sigma1 as f32;
@@ -184,8 +197,12 @@ impl HotSample {
     }
 
     /// The hottest remaining element above the threshold: (σ₁, element).
-    pub(crate) fn pop_hottest(&mut self, threshold_pa: f64) -> Option<(f32, u32)> {
-        self.peek_hottest(threshold_pa)?;
+    pub(crate) fn pop_hottest(
+        &mut self,
+        threshold_pa: f64,
+        stresses: &[[f32; 6]],
+    ) -> Option<(f32, u32)> {
+        self.peek_hottest(threshold_pa, stresses)?;
         self.heap.pop().map(|e| (e.key, e.element))
     }
 }
@@ -194,6 +211,8 @@ struct GroupResult {
     peak_pa: f64,
     /// (sample, element) that may be above the threshold.
     hot: Vec<(u32, HotElement)>,
+    /// Stresses of the elements entered with a bound.
+    stresses: Vec<[f32; 6]>,
 }
 
 /// Forms the stresses of group `group` at every sample and returns its
@@ -227,6 +246,7 @@ fn evaluate_group(
     let mut result = GroupResult {
         peak_pa: 0.0,
         hot: Vec::new(),
+        stresses: Vec::new(),
     };
     let shared_peak = || known_peak.map_or(0.0, |p| f64::from_bits(p.load(Ordering::Relaxed)));
     // Elements with σ₁ at or below `wanted` change nothing: below the
@@ -240,12 +260,15 @@ fn evaluate_group(
         for (local, voigt) in column.chunks_exact(6).enumerate() {
             let s: [f64; 6] = std::array::from_fn(|c| f64::from(voigt[c]));
             // Two cheap upper bounds of σ₁ skip most elements.
-            let bound = gershgorin_bound(&s).min(deviatoric_bound(&s));
+            let gershgorin = gershgorin_bound(&s);
+            if gershgorin <= wanted {
+                continue;
+            }
+            let bound = gershgorin.min(deviatoric_bound(&s));
             if bound <= wanted {
                 continue;
             }
             let element = (first + local) as u32;
-            let voigt: [f32; 6] = std::array::from_fn(|c| voigt[c]);
             if known_peak.is_none() {
                 // Only the Rankine test is wanted: the closed form waits
                 // until the element is among the hottest of its sample.
@@ -255,9 +278,10 @@ fn evaluate_group(
                         key: bound as f32,
                         exact: false,
                         element,
-                        voigt,
+                        stress: result.stresses.len() as u32,
                     },
                 ));
+                result.stresses.push(std::array::from_fn(|c| voigt[c]));
                 continue;
             }
             let sigma1 = max_principal_stress(&s);
@@ -272,7 +296,7 @@ fn evaluate_group(
                         key: sigma1 as f32,
                         exact: true,
                         element,
-                        voigt,
+                        stress: u32::MAX,
                     },
                 ));
             }
