@@ -115,14 +115,12 @@ pub(crate) fn screen(
         // Heapify in linear time.
         hot.heap = BinaryHeap::from(elements);
     }
-    // Each sample's hottest element, exact: the peak when above the
-    // threshold.
-    for k in 0..steps {
-        let top = screening.hot[k].peek_hottest(threshold_pa, &screening.stresses);
-        screening.peak_stress_pa = screening.peak_stress_pa.max(top.map_or(0.0, f64::from));
-        screening.peak_stress_pa = screening
-            .peak_stress_pa
-            .max(screening.hot[k].resolved_peak_pa);
+    // Without the exact peak, each sample's hottest element is brought to
+    // the top: its σ₁ (resolved in f64) is the peak when above the
+    // threshold. With it, the groups already found the peak.
+    for hot in &mut screening.hot {
+        hot.peek_hottest(threshold_pa, &screening.stresses);
+        screening.peak_stress_pa = screening.peak_stress_pa.max(hot.resolved_peak_pa);
     }
     screening
 }
