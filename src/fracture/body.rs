@@ -1,6 +1,7 @@
 //! A breakable body: mesh, material, modal basis, fracture state, weak
 //! points, and the region of the mesh it stands for.
 
+use super::fragments::distinct;
 use super::{fragments, BasisJob, FractureState, Fragment, WeakPoints};
 use crate::config::Material;
 use crate::fem::constitutive_matrix;
@@ -174,10 +175,8 @@ impl BreakableBody {
         let ids = self.state.node_fragments();
         for &t in &fragment.tets {
             tets[t as usize] = !self.state.is_damaged(t as usize);
-            let mut tet_ids = self.mesh.tets()[t as usize].map(|n| ids[n as usize]);
-            tet_ids.sort_unstable();
-            let distinct = 1 + tet_ids.windows(2).filter(|w| w[0] != w[1]).count();
-            gap_tets[t as usize] = !fragment.is_gap && distinct < 3;
+            let tet_ids = self.mesh.tets()[t as usize].map(|n| ids[n as usize]);
+            gap_tets[t as usize] = !fragment.is_gap && distinct(tet_ids) < 3;
         }
         let nodes: Vec<bool> = ids
             .iter()

@@ -222,7 +222,7 @@ fn reversed(t: [Vertex; 3]) -> [Vertex; 3] {
 }
 
 /// How many different values `ids` holds.
-fn distinct<const N: usize>(mut ids: [u32; N]) -> usize {
+pub(super) fn distinct<const N: usize>(mut ids: [u32; N]) -> usize {
     ids.sort_unstable();
     1 + ids.windows(2).filter(|w| w[0] != w[1]).count()
 }

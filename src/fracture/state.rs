@@ -202,13 +202,13 @@ impl FractureState {
         // its own, so none can meet it later).
         let unfinished =
             (0..searches.len()).find(|&s| searches[s].parent == s && !searches[s].queue.is_empty());
-        let mut size = vec![0usize; searches.len()];
-        for &n in &visited {
-            let root = find(&mut searches, search_of(self.node_fragment[n as usize]));
-            size[root] += 1;
-        }
-        // Ties of size go to the earliest seed, for determinism.
+        // Else every piece closed: the largest keeps the identifier (ties:
+        // the earliest seed, for determinism).
         let keep = unfinished.unwrap_or_else(|| {
+            let mut size = vec![0usize; searches.len()];
+            for &n in &visited {
+                size[find(&mut searches, search_of(self.node_fragment[n as usize]))] += 1;
+            }
             (0..searches.len())
                 .filter(|&s| searches[s].parent == s)
                 .max_by(|&a, &b| size[a].cmp(&size[b]).then(b.cmp(&a)))
