@@ -22,7 +22,11 @@ pub const GROUP_ELEMENTS: usize = 16;
 /// largest of the fracture engine (175k tets × 100 modes is 420 MB in f32,
 /// 840 MB in f64), and the Rankine test compares stresses with a threshold
 /// known to a few percent, far above f32's 1e-7 relative precision. Sums
-/// over modes are accumulated in f32 too (relative error ~m·1e-7).
+/// over modes are accumulated in f32 too (relative error ~m·1e-7). Per
+/// group of [`GROUP_ELEMENTS`] elements it also keeps the bounds of the
+/// Rankine screening: the largest norm per mode, the mean (centre) stress
+/// and the largest distance to it per mode (8·m floats per group, 1/12 of
+/// the elements' own).
 #[derive(Debug, Clone)]
 pub struct ModalStress {
     modes: usize,
@@ -33,6 +37,12 @@ pub struct ModalStress {
     /// `group_norms[g·m + j]`: the largest Frobenius norm of mode j's stress
     /// tensor over the elements of group g.
     group_norms: Vec<f32>,
+    /// `group_centres[(6g + c)·m + j]`: component c of mode j's stress
+    /// averaged over the elements of group g.
+    group_centres: Vec<f32>,
+    /// `group_spreads[g·m + j]`: the largest Frobenius norm of mode j's
+    /// stress minus the group's centre, over the elements of group g.
+    group_spreads: Vec<f32>,
 }
 
 impl ModalStress {
@@ -64,16 +74,34 @@ impl ModalStress {
         }
         let groups = elements.div_ceil(GROUP_ELEMENTS);
         let mut group_norms = vec![0.0f32; groups * m];
+        let mut group_centres = vec![0.0f32; groups * 6 * m];
+        let mut group_spreads = vec![0.0f32; groups * m];
         if m > 0 {
             group_norms
                 .par_chunks_mut(m)
+                .zip(group_centres.par_chunks_mut(6 * m))
+                .zip(group_spreads.par_chunks_mut(m))
                 .enumerate()
-                .for_each(|(g, norms)| {
-                    for e in group_range(g, elements) {
-                        let block = &values[6 * m * e..6 * m * (e + 1)];
-                        for (j, norm) in norms.iter_mut().enumerate() {
+                .for_each(|(g, ((norms, centre), spreads))| {
+                    let members = group_range(g, elements);
+                    let block = |e: usize| &values[6 * m * e..6 * m * (e + 1)];
+                    let mut sum = vec![0.0f64; 6 * m];
+                    for e in members.clone() {
+                        for (total, &v) in sum.iter_mut().zip(block(e)) {
+                            *total += f64::from(v);
+                        }
+                    }
+                    for (c, total) in centre.iter_mut().zip(&sum) {
+                        *c = (total / members.len() as f64) as f32;
+                    }
+                    for e in members {
+                        let block = block(e);
+                        for j in 0..m {
                             let s: [f32; 6] = std::array::from_fn(|comp| block[comp * m + j]);
-                            *norm = norm.max(tensor_norm(&s));
+                            let d: [f32; 6] =
+                                std::array::from_fn(|comp| s[comp] - centre[comp * m + j]);
+                            norms[j] = norms[j].max(tensor_norm(&s));
+                            spreads[j] = spreads[j].max(tensor_norm(&d));
                         }
                     }
                 });
@@ -83,6 +111,8 @@ impl ModalStress {
             elements,
             values,
             group_norms,
+            group_centres,
+            group_spreads,
         }
     }
 
@@ -105,7 +135,11 @@ impl ModalStress {
 
     /// Bytes held by the table and its bounds.
     pub fn bytes(&self) -> usize {
-        (self.values.len() + self.group_norms.len()) * std::mem::size_of::<f32>()
+        let floats = self.values.len()
+            + self.group_norms.len()
+            + self.group_centres.len()
+            + self.group_spreads.len();
+        floats * std::mem::size_of::<f32>()
     }
 
     /// The rows of `elements` as a (6·elements × m) matrix: row 6i + c is
@@ -121,6 +155,21 @@ impl ModalStress {
         let m = self.modes;
         let block = &self.values[6 * m * element..6 * m * (element + 1)];
         std::array::from_fn(|comp| dot(&block[comp * m..(comp + 1) * m], z))
+    }
+
+    /// The centre of group `g` as a (6 × m) matrix: row c is Voigt
+    /// component c of the group's mean stress per unit modal coordinate.
+    pub fn group_centre(&self, g: usize) -> faer::MatRef<'_, f32> {
+        let m = self.modes;
+        faer::MatRef::from_row_major_slice(&self.group_centres[6 * m * g..6 * m * (g + 1)], 6, m)
+    }
+
+    /// An upper bound of ‖σ_e − centre‖ (Frobenius) over the elements e of
+    /// group `g`, for the modal state z whose magnitudes |z_j| are
+    /// `magnitudes`: Σ_j max_e‖σ_e,j − centre_j‖·|z_j|, rounding included.
+    pub fn group_spread_bound(&self, g: usize, magnitudes: &[f32]) -> f32 {
+        let m = self.modes;
+        dot(&self.group_spreads[g * m..(g + 1) * m], magnitudes) * (1.0 + 1e-4 * m as f32)
     }
 
     /// An upper bound of |σ₁| (indeed of the stress tensor's Frobenius norm)
