@@ -55,6 +55,15 @@ fn nearest_boundary_face<'a>(
     let mut best = ([0u32; 3], [1.0, 0.0, 0.0], f64::INFINITY);
     for face in faces {
         let [a, b, c] = face.nodes.map(|n| mesh.nodes()[n as usize]);
+        // The distance to the face's bounding box is at most the distance
+        // to the face: most faces are passed over on it alone.
+        let outside = |i: usize| {
+            let (low, high) = (a[i].min(b[i]).min(c[i]), a[i].max(b[i]).max(c[i]));
+            (low - point[i]).max(point[i] - high).max(0.0)
+        };
+        if outside(0).powi(2) + outside(1).powi(2) + outside(2).powi(2) >= best.2 {
+            continue;
+        }
         let weights = closest_on_triangle(point, &a, &b, &c);
         let q = Point3::from(a.coords * weights[0] + b.coords * weights[1] + c.coords * weights[2]);
         let d = (q - point).norm_squared();

@@ -101,8 +101,10 @@ fn section(points: &[Point3<f64>; 4], values: &[f64; 4]) -> Section {
 #[derive(Debug, Clone)]
 pub struct CrackScratch {
     crack: u32,
-    /// Per node: the crack its `node_value` was computed for.
+    /// Per node: the crack its `node_value` was computed for, and the crack
+    /// for which it is exact (else it only has the side of the surface).
     node_crack: Vec<u32>,
+    node_exact: Vec<u32>,
     node_value: Vec<f64>,
     /// Per tet: the crack that entered it.
     tet_crack: Vec<u32>,
@@ -115,6 +117,7 @@ impl CrackScratch {
         Self {
             crack: 0,
             node_crack: vec![0; mesh.node_count()],
+            node_exact: vec![0; mesh.node_count()],
             node_value: vec![0.0; mesh.node_count()],
             tet_crack: vec![0; mesh.tet_count()],
             queue: VecDeque::new(),
@@ -127,6 +130,7 @@ impl CrackScratch {
         self.crack = self.crack.wrapping_add(1);
         if self.crack == 0 {
             self.node_crack.fill(0);
+            self.node_exact.fill(0);
             self.tet_crack.fill(0);
             self.crack = 1;
         }
@@ -140,9 +144,29 @@ impl CrackScratch {
     fn values(&mut self, mesh: &TetMesh, surface: &CrackSurface, t: usize) -> [f64; 4] {
         mesh.tets()[t].map(|n| {
             let n = n as usize;
-            if self.node_crack[n] != self.crack {
+            if self.node_exact[n] != self.crack {
                 self.node_crack[n] = self.crack;
+                self.node_exact[n] = self.crack;
                 self.node_value[n] = surface.value(&mesh.nodes()[n]);
+            }
+            self.node_value[n]
+        })
+    }
+
+    /// Values at the nodes of tet `t` good enough to tell whether the
+    /// surface crosses it: exact near the surface, the side beyond the
+    /// noise amplitude ([`CrackSurface::value_or_side`]). Most neighbours
+    /// a crack tests but does not cross need no noise at all.
+    fn sides(&mut self, mesh: &TetMesh, surface: &CrackSurface, t: usize) -> [f64; 4] {
+        mesh.tets()[t].map(|n| {
+            let n = n as usize;
+            if self.node_crack[n] != self.crack {
+                let (value, exact) = surface.value_or_side(&mesh.nodes()[n]);
+                self.node_crack[n] = self.crack;
+                if exact {
+                    self.node_exact[n] = self.crack;
+                }
+                self.node_value[n] = value;
             }
             self.node_value[n]
         })
@@ -238,14 +262,14 @@ pub fn propagate_with(
             if scratch.tet_crack[n] == scratch.crack {
                 continue;
             }
-            let neighbour_values = scratch.values(mesh, surface, n);
-            if !crossed(&neighbour_values) {
+            if !crossed(&scratch.sides(mesh, surface, n)) {
                 continue;
             }
             if state.is_damaged(n) {
                 collided = true;
                 continue;
             }
+            let neighbour_values = scratch.values(mesh, surface, n);
             let neighbour = section(&mesh.tet_points(n), &neighbour_values);
             let eta = energy_density(n);
             let needed = crack.fracture_energy_j + neighbour.area_m2 * balance.toughness_j_m2;

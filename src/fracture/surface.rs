@@ -73,7 +73,27 @@ impl CrackSurface {
 
     /// `s(p)` (metres along d, less the noise offset).
     pub fn value(&self, p: &Point3<f64>) -> f64 {
+        self.local_value(&(self.to_local * (p - self.origin)))
+    }
+
+    /// `s(p)` where it takes the noise to tell, else the side alone: the
+    /// noise field lies in [−1, 1] (each Perlin octave is clamped to it and
+    /// `Fbm` divides by the sum of the octaves' weights), so beyond the
+    /// amplitude A from the mean plane, `s` has the sign of the distance to
+    /// it. Returns `(value, exact)`; an inexact value has `s`'s sign (and
+    /// the same `s < 0` test) but not its magnitude.
+    pub fn value_or_side(&self, p: &Point3<f64>) -> (f64, bool) {
         let q = self.to_local * (p - self.origin);
+        // Rounding of A·noise ≤ A(1 + 2⁻⁵²): a margin keeps the sign exact.
+        if q.y.abs() > self.amplitude_m * (1.0 + 1e-9) {
+            (q.y, self.amplitude_m == 0.0)
+        } else {
+            (self.local_value(&q), true)
+        }
+    }
+
+    /// `s` at local coordinates `q = R⁻¹(p − p₀)` (eqs. 3.3–3.4).
+    fn local_value(&self, q: &Vector3<f64>) -> f64 {
         if self.amplitude_m == 0.0 {
             return q.y;
         }
