@@ -422,3 +422,46 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Beyond the noise amplitude the side of the mean plane decides the
+    /// side of the surface: `value_or_side` classifies every point as
+    /// `value` does (s < 0 or not), and agrees with it where it says exact.
+    #[test]
+    fn the_side_beyond_the_noise_amplitude_is_the_surface_side(
+        origin in proptest::array::uniform3(-0.1f64..0.1),
+        direction in proptest::array::uniform3(-1.0f64..1.0),
+        amplitude_m in proptest::prop_oneof![proptest::strategy::Just(0.0), 1e-4f64..5e-3],
+        frequency_per_m in 1.0f64..200.0,
+        seed in proptest::prelude::any::<u32>(),
+        points in proptest::collection::vec(proptest::array::uniform3(-0.1f64..0.1), 1..64),
+    ) {
+        let direction = Vector3::from(direction);
+        proptest::prop_assume!(direction.norm() > 0.1);
+        let surface = CrackSurface::new(
+            Point3::from(origin),
+            direction,
+            amplitude_m,
+            frequency_per_m,
+            seed,
+        );
+        for p in points {
+            let p = Point3::from(p);
+            let value = surface.value(&p);
+            let (side, exact) = surface.value_or_side(&p);
+            proptest::prop_assert_eq!(side < 0.0, value < 0.0, "side of {:?}", p);
+            if exact {
+                proptest::prop_assert_eq!(side, value);
+            }
+        }
+        // Points just beyond the amplitude along the normal, both sides.
+        let normal = surface.normal();
+        for offset in [1.0 + 1e-6, 1.5, -1.0 - 1e-6, -1.5] {
+            let p = Point3::from(origin) + normal * (offset * amplitude_m.max(1e-9));
+            let (side, _) = surface.value_or_side(&p);
+            proptest::prop_assert_eq!(side < 0.0, surface.value(&p) < 0.0);
+        }
+    }
+}
