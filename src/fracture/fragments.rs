@@ -22,7 +22,6 @@ use super::FractureState;
 use crate::mesh::{TetMesh, NO_NEIGHBOUR, TET_EDGES, TET_FACES};
 use nalgebra::{Matrix3, Point3, Vector3};
 use rayon::prelude::*;
-use std::collections::HashMap;
 
 /// Volume integrals of a region: ∫1, ∫x, ∫x xᵀ (signed, additive).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,7 +100,7 @@ pub struct Fragment {
 }
 
 /// A surface vertex: a mesh node or the cut point of an edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Vertex {
     Node(u32),
     Cut(u32),
@@ -227,20 +226,151 @@ pub(super) fn distinct<const N: usize>(mut ids: [u32; N]) -> usize {
     1 + ids.windows(2).filter(|w| w[0] != w[1]).count()
 }
 
+/// Tets per chunk of the gathering pass. Chunks are fixed, so each
+/// fragment's integrals are summed in the same order whatever the number of
+/// threads; a body of one chunk sums them in tet order.
+const GATHER_CHUNK: usize = 8192;
+
 /// Splits the body into fragments; `density_kg_m3` gives mass and inertia.
-/// One pass over the tets gathers each fragment's integrals, tets and
-/// surface triangles; the fragments' surfaces are then indexed in parallel.
+/// Chunks of tets gather each fragment's integrals, tets and surface
+/// triangles in parallel, merged in tet order; the fragments' surfaces are
+/// then indexed in parallel.
 pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> Vec<Fragment> {
-    let topo = mesh.topology();
-    let node_ids = state.node_fragments();
+    let chunks: Vec<Gathered> = (0..mesh.tet_count().div_ceil(GATHER_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let tets = c * GATHER_CHUNK..((c + 1) * GATHER_CHUNK).min(mesh.tet_count());
+            gather(mesh, state, tets)
+        })
+        .collect();
+    let mut chunks = chunks.into_iter();
+    let mut all = chunks
+        .next()
+        .unwrap_or_else(|| Gathered::new(state.fragment_id_bound()));
+    for chunk in chunks {
+        all.append(chunk);
+    }
     // Node fragments are 0..bound; gap fragments, one per tet holding three
     // or four fragments, are numbered after them in tet order.
-    let mut builders: Vec<Builder> = (0..state.fragment_id_bound())
-        .map(|_| Builder::default())
-        .collect();
-    let ids_of = |t: usize| mesh.tets()[t].map(|n| node_ids[n as usize]);
+    let builders: Vec<Builder> = all.nodes.into_iter().chain(all.gaps).collect();
+    builders
+        .into_par_iter()
+        .enumerate()
+        .with_min_len(16)
+        .map_init(
+            || VertexSlots::new(mesh),
+            |slots, (id, b)| {
+                let id = id as u32;
+                if b.integrals.volume <= 0.0 {
+                    return None;
+                }
+                let (points, triangles) = slots.index(mesh, state, id, &b.triangles);
+                let mut tets = b.tets;
+                tets.sort_unstable();
+                tets.dedup();
+                Some(Fragment {
+                    id,
+                    is_gap: id >= state.fragment_id_bound(),
+                    volume_m3: b.integrals.volume,
+                    mass_kg: density_kg_m3 * b.integrals.volume,
+                    centroid_m: b.integrals.centroid(),
+                    inertia_kg_m2: b.integrals.inertia_about_centroid(density_kg_m3),
+                    tets,
+                    points,
+                    triangles,
+                })
+            },
+        )
+        .flatten()
+        .collect()
+}
 
-    for t in 0..mesh.tet_count() {
+/// One worker's map from surface vertices (nodes, then edges' cut points)
+/// to a fragment's point indices, valid where stamped with that fragment:
+/// a fragment's surface is indexed in one pass without hashing or clearing.
+struct VertexSlots {
+    nodes: usize,
+    /// Per vertex: 1 + the fragment whose `slot` it holds (0: none).
+    stamp: Vec<u32>,
+    slot: Vec<u32>,
+}
+
+impl VertexSlots {
+    fn new(mesh: &TetMesh) -> Self {
+        let vertices = mesh.node_count() + mesh.topology().edges.len();
+        Self {
+            nodes: mesh.node_count(),
+            stamp: vec![0; vertices],
+            slot: vec![0; vertices],
+        }
+    }
+
+    /// Fragment `id`'s points (in order of first use) and its triangles
+    /// as indices into them.
+    fn index(
+        &mut self,
+        mesh: &TetMesh,
+        state: &FractureState,
+        id: u32,
+        triangles: &[[Vertex; 3]],
+    ) -> (Vec<Point3<f64>>, Vec<[u32; 3]>) {
+        let mut points = Vec::new();
+        let triangles = triangles
+            .iter()
+            .map(|tri| {
+                tri.map(|v| {
+                    let key = match v {
+                        Vertex::Node(n) => n as usize,
+                        Vertex::Cut(e) => self.nodes + e as usize,
+                    };
+                    if self.stamp[key] != id + 1 {
+                        self.stamp[key] = id + 1;
+                        self.slot[key] = points.len() as u32;
+                        points.push(match v {
+                            Vertex::Node(n) => mesh.nodes()[n as usize],
+                            Vertex::Cut(e) => cut_point(mesh, state, e as usize),
+                        });
+                    }
+                    self.slot[key]
+                })
+            })
+            .collect();
+        (points, triangles)
+    }
+}
+
+/// Each fragment's integrals, tets and surface triangles from `tets`: node
+/// fragments by identifier, then the gaps in tet order.
+struct Gathered {
+    nodes: Vec<Builder>,
+    gaps: Vec<Builder>,
+}
+
+impl Gathered {
+    fn new(fragment_id_bound: u32) -> Self {
+        Self {
+            nodes: (0..fragment_id_bound).map(|_| Builder::default()).collect(),
+            gaps: Vec::new(),
+        }
+    }
+
+    /// Appends what the tets after this one's gathered.
+    fn append(&mut self, later: Gathered) {
+        for (mine, theirs) in self.nodes.iter_mut().zip(later.nodes) {
+            mine.integrals.add(&theirs.integrals);
+            mine.tets.extend(theirs.tets);
+            mine.triangles.extend(theirs.triangles);
+        }
+        self.gaps.extend(later.gaps);
+    }
+}
+
+fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -> Gathered {
+    let topo = mesh.topology();
+    let node_ids = state.node_fragments();
+    let mut gathered = Gathered::new(state.fragment_id_bound());
+    let ids_of = |t: usize| mesh.tets()[t].map(|n| node_ids[n as usize]);
+    for t in tets {
         let ids = ids_of(t);
         let split = TetSplit {
             mesh,
@@ -252,7 +382,7 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
         let whole = MassIntegrals::tet(split.points);
         let count = distinct(ids);
         if count == 1 {
-            let b = &mut builders[ids[0] as usize];
+            let b = &mut gathered.nodes[ids[0] as usize];
             b.integrals.add(&whole);
             b.tets.push(t as u32);
         } else {
@@ -286,7 +416,7 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
                 };
                 pieces.add(&integrals);
                 crack_triangles.extend(&triangles);
-                let b = &mut builders[r as usize];
+                let b = &mut gathered.nodes[r as usize];
                 b.integrals.add(&integrals);
                 b.tets.push(t as u32);
                 b.triangles.extend(triangles);
@@ -294,8 +424,8 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
             if count >= 3 {
                 let mut gap = whole;
                 gap.sub(&pieces);
-                builders.push(Builder::default());
-                let b = builders.last_mut().expect("just pushed");
+                gathered.gaps.push(Builder::default());
+                let b = gathered.gaps.last_mut().expect("just pushed");
                 b.integrals.add(&gap);
                 b.tets.push(t as u32);
                 b.triangles
@@ -332,7 +462,7 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
             let face_ids = local.map(|l| ids[l]);
             let vertex = |l: usize| Vertex::Node(split.nodes[l]);
             match distinct(face_ids) {
-                1 => builders[face_ids[0] as usize]
+                1 => gathered.nodes[face_ids[0] as usize]
                     .triangles
                     .push(local.map(vertex)),
                 _ => {
@@ -341,14 +471,14 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
                         let (rx, ry, rz) = (ids[x], ids[y], ids[z]);
                         if ry != rx && rz != rx {
                             // x alone in its fragment on this face: its corner.
-                            builders[rx as usize].triangles.push([
+                            gathered.nodes[rx as usize].triangles.push([
                                 vertex(x),
                                 split.cut(x, y),
                                 split.cut(x, z),
                             ]);
                         } else if ry == rx && rz != rx {
                             // x, y together, z apart: the trapezoid x, y, P_yz, P_xz.
-                            let b = &mut builders[rx as usize];
+                            let b = &mut gathered.nodes[rx as usize];
                             b.triangles.push([vertex(x), vertex(y), split.cut(y, z)]);
                             b.triangles
                                 .push([vertex(x), split.cut(y, z), split.cut(x, z)]);
@@ -360,46 +490,5 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
             }
         }
     }
-
-    builders
-        .into_par_iter()
-        .enumerate()
-        .filter_map(|(id, b)| {
-            let id = id as u32;
-            if b.integrals.volume <= 0.0 {
-                return None;
-            }
-            let mut index: HashMap<Vertex, u32> = HashMap::new();
-            let mut points = Vec::new();
-            let triangles = b
-                .triangles
-                .iter()
-                .map(|tri| {
-                    tri.map(|v| {
-                        *index.entry(v).or_insert_with(|| {
-                            points.push(match v {
-                                Vertex::Node(n) => mesh.nodes()[n as usize],
-                                Vertex::Cut(e) => cut_point(mesh, state, e as usize),
-                            });
-                            (points.len() - 1) as u32
-                        })
-                    })
-                })
-                .collect();
-            let mut tets = b.tets;
-            tets.sort_unstable();
-            tets.dedup();
-            Some(Fragment {
-                id,
-                is_gap: id >= state.fragment_id_bound(),
-                volume_m3: b.integrals.volume,
-                mass_kg: density_kg_m3 * b.integrals.volume,
-                centroid_m: b.integrals.centroid(),
-                inertia_kg_m2: b.integrals.inertia_about_centroid(density_kg_m3),
-                tets,
-                points,
-                triangles,
-            })
-        })
-        .collect()
+    gathered
 }
