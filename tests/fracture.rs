@@ -95,9 +95,16 @@ fn plane_cut_of_a_box_gives_exact_halves() {
 
 #[test]
 fn noisy_and_crossing_cracks_conserve_volume_and_close_every_fragment() {
+    // 1 800 tets, and 9 216: more than one chunk of the meshing pass.
+    for cells in [[10, 10, 3], [16, 16, 6]] {
+        noisy_and_crossing_cracks_on(cells);
+    }
+}
+
+fn noisy_and_crossing_cracks_on(cells: [usize; 3]) {
     let mesh = box_mesh(
         [0.12, 0.12, 0.03],
-        [10, 10, 3],
+        cells,
         Some(Jitter {
             fraction: 0.25,
             seed: 4,
