@@ -403,6 +403,38 @@ fn run_json_reports_step_statistics_and_events() {
 }
 
 #[test]
+fn run_realtime_reports_what_the_threads_obtained_and_changes_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |realtime: bool| {
+        let mut args = vec!["run", "--scene", "bricks", "--seconds", "0.3", "--json"];
+        if realtime {
+            args.push("--realtime");
+        }
+        let out = tessera(&args, dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (plain, realtime) = (run(false), run(true));
+    assert!(plain.get("realtime").is_none());
+    let r = &realtime["realtime"];
+    let workers = r["worker_policies"].as_array().unwrap();
+    assert!(!workers.is_empty());
+    if r["errors"].as_array().unwrap().is_empty() {
+        // Granted (root or CAP_SYS_NICE): every thread says so.
+        assert_eq!(r["policy"], "SCHED_FIFO/40");
+        assert!(workers.iter().all(|w| w == "SCHED_FIFO/40"), "{workers:?}");
+    } else {
+        assert!(!r["policy"].as_str().unwrap().starts_with("SCHED_FIFO"));
+    }
+    // Scheduling changes timing, never the simulation.
+    assert_eq!(plain["state_hash"], realtime["state_hash"]);
+}
+
+#[test]
 fn demo_records_a_lockstep_session_that_replays_identically() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("demo.mcap");

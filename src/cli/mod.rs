@@ -55,6 +55,14 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
+    // Output piped into a reader that stops early (`| head`) ends the
+    // process quietly, as other command-line tools do, instead of a panic
+    // in `println!` (Rust ignores SIGPIPE by default).
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let default_level = match cli.verbose {
         0 => "warn",

@@ -6,6 +6,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tessera::config::{Scene, SCENES_DIR};
+use tessera::haptics::SimulationRealtime;
 use tessera::modal::{default_cache_dir, ModalCache};
 use tessera::world::{
     drop_run, DropRun, FractureEvent, FrameOutput, SceneAssets, StepReport, World,
@@ -197,6 +198,11 @@ pub struct RunArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Step the world and its fracture checks' worker threads under
+    /// SCHED_FIFO (needs root or CAP_SYS_NICE; what was obtained is
+    /// reported).
+    #[arg(long)]
+    pub realtime: bool,
 }
 
 /// Step-time statistics (ms).
@@ -243,6 +249,9 @@ struct RunReport<'a> {
     wall_s: f64,
     fracture_events: &'a [FractureEvent],
     state_hash: String,
+    /// With `--realtime`: what the threads obtained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    realtime: Option<SimulationRealtime>,
 }
 
 #[derive(Serialize, Default)]
@@ -256,6 +265,10 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     if !(args.seconds.is_finite() && args.seconds > 0.0) {
         bail!("--seconds must be positive, got {}", args.seconds);
     }
+    // Before anything starts the global worker pool.
+    let realtime = args
+        .realtime
+        .then(tessera::haptics::realtime::request_for_simulation);
     let (scene, assets) = load_scene(&args.scene, args.count, cli)?;
     let mut world = World::from_scene(&scene, &assets, args.seed)?;
     let bodies_start = world.body_count();
@@ -284,6 +297,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
         wall_s: start.elapsed().as_secs_f64(),
         fracture_events: world.events(),
         state_hash: format!("{:016x}", world.state_hash()),
+        realtime,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -293,6 +307,18 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
         "scene {}: {:.3} s simulated in {:.2} s, bodies {} → {}",
         report.scene, report.seconds, report.wall_s, report.bodies_start, report.bodies_end
     );
+    if let Some(r) = &report.realtime {
+        println!(
+            "scheduling: stepping thread {}, workers {}{}",
+            r.policy,
+            r.worker_policies.join(", "),
+            if r.errors.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.errors.join("; "))
+            }
+        );
+    }
     let s = &report.step_ms;
     println!(
         "step time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}, max {:.3} over {} steps",

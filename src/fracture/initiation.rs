@@ -35,6 +35,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Groups evaluated together once the Rankine candidates are done.
 const PEAK_BATCH: usize = 64;
 
+/// Fewest element groups evaluated by one parallel task.
+const EVALUATE_TASK_GROUPS: usize = 32;
+
 /// Elements in tension above the threshold, per time sample.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Screening {
@@ -90,6 +93,10 @@ pub(crate) fn screen(
     let evaluate = |groups: &[(f32, u32)]| -> Vec<GroupResult> {
         groups
             .par_iter()
+            // A few microseconds per group: tasks of fewer groups cost more
+            // than they save, and a small body (checked inside the world's
+            // parallel phase) is best screened on one thread.
+            .with_min_len(EVALUATE_TASK_GROUPS)
             .map(|&(bound, g)| {
                 let known_peak = exact_peak.then_some(&known_peak);
                 let states = States {

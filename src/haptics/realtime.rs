@@ -68,24 +68,18 @@ pub fn request(request: bool, pin: CpuPin) -> RealtimeReport {
             Ok(None) => {}
             Err(e) => errors.push(e),
         }
+        if let Err(e) = fifo_calling_thread(FIFO_PRIORITY) {
+            errors.push(e);
+        }
         #[cfg(target_os = "linux")]
         unsafe {
-            // SAFETY: plain system calls on the calling thread with a valid,
-            // initialised parameter struct.
-            let param = libc::sched_param {
-                sched_priority: FIFO_PRIORITY,
-            };
-            if libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) != 0 {
-                errors.push(format!("SCHED_FIFO: {}", std::io::Error::last_os_error()));
-            }
+            // SAFETY: a plain system call with valid flags.
             if libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) == 0 {
                 memory_locked = true;
             } else {
                 errors.push(format!("mlockall: {}", std::io::Error::last_os_error()));
             }
         }
-        #[cfg(not(target_os = "linux"))]
-        errors.push("real-time scheduling is only requested on Linux".into());
     }
     let (policy, priority) = current_policy();
     RealtimeReport {
@@ -96,6 +90,74 @@ pub fn request(request: bool, pin: CpuPin) -> RealtimeReport {
         cpu,
         cpu_choice,
         errors,
+    }
+}
+
+/// SCHED_FIFO priority of the simulation's threads (the world step and
+/// the rayon workers of its fracture checks) when they ask for it: below
+/// the haptic thread's, above every ordinary thread.
+pub const SIMULATION_PRIORITY: i32 = 40;
+
+/// What the simulation's threads obtained (`tessera run --realtime`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SimulationRealtime {
+    /// The policy of the stepping thread, e.g. `SCHED_FIFO/40`.
+    pub policy: String,
+    /// The policy of each rayon worker, read back from the workers.
+    pub worker_policies: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+/// Puts the calling thread and the global rayon pool's workers under
+/// SCHED_FIFO at [`SIMULATION_PRIORITY`], so that a step's parallel
+/// fracture checks are not preempted by ordinary threads (on this VM a
+/// kernel worker took a worker's CPU for a 4 ms tick now and then, which
+/// doubled a step). Must run before anything uses the global pool.
+pub fn request_for_simulation() -> SimulationRealtime {
+    let mut errors = Vec::new();
+    if let Err(e) = fifo_calling_thread(SIMULATION_PRIORITY) {
+        errors.push(e);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .start_handler(|_| {
+            // Read back below through the workers' policies.
+            let _ = fifo_calling_thread(SIMULATION_PRIORITY);
+        })
+        .build_global();
+    if let Err(e) = pool {
+        errors.push(format!("worker pool: {e}"));
+    }
+    let policy_name = || {
+        let (policy, priority) = current_policy();
+        format!("{policy}/{priority}")
+    };
+    SimulationRealtime {
+        policy: policy_name(),
+        worker_policies: rayon::broadcast(|_| policy_name()),
+        errors,
+    }
+}
+
+/// SCHED_FIFO at `priority` for the calling thread.
+fn fifo_calling_thread(priority: i32) -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        // SAFETY: a plain system call on the calling thread with a valid,
+        // initialised parameter struct.
+        if unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) }
+            != 0
+        {
+            return Err(format!("SCHED_FIFO: {}", std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = priority;
+        Err("real-time scheduling is only requested on Linux".into())
     }
 }
 
