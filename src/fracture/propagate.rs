@@ -142,15 +142,7 @@ impl CrackScratch {
     /// per crack: a node is shared by about twenty tets, and the noise is
     /// the dearest part of s(p).
     fn values(&mut self, mesh: &TetMesh, surface: &CrackSurface, t: usize) -> [f64; 4] {
-        mesh.tets()[t].map(|n| {
-            let n = n as usize;
-            if self.node_exact[n] != self.crack {
-                self.node_crack[n] = self.crack;
-                self.node_exact[n] = self.crack;
-                self.node_value[n] = surface.value(&mesh.nodes()[n]);
-            }
-            self.node_value[n]
-        })
+        mesh.tets()[t].map(|n| self.node_value(mesh, surface, n as usize, true))
     }
 
     /// Values at the nodes of tet `t` good enough to tell whether the
@@ -158,18 +150,31 @@ impl CrackScratch {
     /// noise amplitude ([`CrackSurface::value_or_side`]). Most neighbours
     /// a crack tests but does not cross need no noise at all.
     fn sides(&mut self, mesh: &TetMesh, surface: &CrackSurface, t: usize) -> [f64; 4] {
-        mesh.tets()[t].map(|n| {
-            let n = n as usize;
-            if self.node_crack[n] != self.crack {
-                let (value, exact) = surface.value_or_side(&mesh.nodes()[n]);
-                self.node_crack[n] = self.crack;
-                if exact {
-                    self.node_exact[n] = self.crack;
-                }
-                self.node_value[n] = value;
+        mesh.tets()[t].map(|n| self.node_value(mesh, surface, n as usize, false))
+    }
+
+    /// Node `n`'s value for this crack, exact if `exact` (else possibly
+    /// only its side), computed at most once each way.
+    fn node_value(&mut self, mesh: &TetMesh, surface: &CrackSurface, n: usize, exact: bool) -> f64 {
+        let known = if exact {
+            self.node_exact[n] == self.crack
+        } else {
+            self.node_crack[n] == self.crack
+        };
+        if !known {
+            let p = &mesh.nodes()[n];
+            let (value, is_exact) = if exact {
+                (surface.value(p), true)
+            } else {
+                surface.value_or_side(p)
+            };
+            self.node_crack[n] = self.crack;
+            if is_exact {
+                self.node_exact[n] = self.crack;
             }
-            self.node_value[n]
-        })
+            self.node_value[n] = value;
+        }
+        self.node_value[n]
     }
 }
 
