@@ -44,7 +44,7 @@ fn cut(
                 .total_cmp(&(mesh.tet_centroid(b) - origin).norm())
         })
         .expect("the surface crosses the mesh");
-    propagate(mesh, state, &surface, start, &NEVER_STOPS, &|_| 1e9)
+    propagate(mesh, state, &surface, start, &NEVER_STOPS, &mut |_| 1e9)
 }
 
 #[test]
@@ -249,7 +249,7 @@ fn energy_stops_a_crack_inside_the_body() {
         toughness_j_m2: 10.0,
         energy_length_m: 1e-3,
     };
-    let crack = propagate(&mesh, &mut state, &surface, start, &balance, &|t| {
+    let crack = propagate(&mesh, &mut state, &surface, start, &balance, &mut |t| {
         4e4 * (-(mesh.tet_centroid(t) - centre).norm() / 0.02).exp()
     });
     assert_eq!(crack.stop, CrackStop::Energy);

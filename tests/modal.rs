@@ -7,6 +7,7 @@ use common::{material, rel};
 use nalgebra::DMatrix;
 use tessera::config::Material;
 use tessera::fem::{assemble_stiffness, constitutive_matrix, lumped_mass, DofPattern, TetElement};
+use tessera::fracture::StrainEnergy;
 use tessera::mesh::{box_mesh, TetMesh};
 use tessera::modal::*;
 
@@ -304,6 +305,48 @@ fn modal_stress_matches_fem_stress_of_the_mode_superposition() {
         .iter()
         .zip(&basis.eigenvalues)
         .all(|(f, l)| rel(*f, l.sqrt() / std::f64::consts::TAU) < 1e-15));
+}
+
+#[test]
+fn strain_energy_from_node_displacements_matches_the_modal_stresses() {
+    let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
+    let tile = material("ceramic-tile");
+    let m = 10;
+    let (basis, _) = analyse(&mesh, &tile, &EigenSettings::new(m), None, &|_| {}).unwrap();
+    assert_eq!(basis.displacement().bytes(), mesh.node_count() * 3 * m * 4);
+    let n = mesh.node_count() / 3;
+    let z = [1e-3f32; 10];
+    let u = basis.displacement().node_displacement(n, &z);
+    for (axis, &value) in u.iter().enumerate() {
+        let direct: f64 = (0..m).map(|j| basis.shapes[(3 * n + axis, j)] * 1e-3).sum();
+        assert!(
+            (f64::from(value) - direct).abs() <= 1e-5 * direct.abs().max(1e-12),
+            "{axis}"
+        );
+    }
+    // η = ½ εᵀCε from the nodes against ½ σᵀC⁻¹σ from the element's own
+    // modal stresses, at two states visited in turn: a node displacement
+    // kept from the other state would show.
+    let c = constitutive_matrix(&tile);
+    let compliance = c.try_inverse().unwrap();
+    let states: [Vec<f32>; 2] = [
+        (0..m).map(|j| 1e-3 / (1.0 + j as f32)).collect(),
+        (0..m)
+            .map(|j| if j % 2 == 0 { -2e-3 } else { 5e-4 })
+            .collect(),
+    ];
+    let mut energy = StrainEnergy::new(&mesh, basis.displacement(), &c);
+    for round in 0..2 {
+        for z in &states {
+            energy.set_state(z);
+            for t in (round..mesh.tet_count()).step_by(7) {
+                let s = nalgebra::Vector6::from(basis.stress().element_stress(t, z).map(f64::from));
+                let expected = 0.5 * s.dot(&(compliance * s));
+                let eta = energy.density(t);
+                assert!(rel(eta, expected) < 1e-4, "tet {t}: {eta} vs {expected}");
+            }
+        }
+    }
 }
 
 #[test]

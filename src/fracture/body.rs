@@ -37,7 +37,8 @@ pub struct BreakableBody {
     pub(super) region: Option<Region>,
     /// Material flaws (§3.3.5): positions and the tets holding them.
     pub(super) weak_points: WeakPoints,
-    pub(super) compliance: Matrix6<f64>,
+    /// The material's constitutive matrix C, for η_e.
+    pub(super) stiffness: Matrix6<f64>,
     pub(super) crack_seed: u32,
 }
 
@@ -68,6 +69,8 @@ impl BreakableBody {
         seed: u64,
     ) -> Self {
         let mesh = mesh.into();
+        // Fragment meshing reads them; a fracture event should not pay for them.
+        mesh.tet_integrals();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let expected = material.weak_point_density_per_m3 * mesh.volume();
         let count = expected.floor() as usize + usize::from(rng.random::<f64>() < expected.fract());
@@ -96,9 +99,7 @@ impl BreakableBody {
                 (point, t as u32)
             })
             .collect();
-        let compliance = constitutive_matrix(&material)
-            .try_inverse()
-            .expect("the isotropic elasticity matrix is invertible for ν < 0.5");
+        let stiffness = constitutive_matrix(&material);
         let state = FractureState::new(&mesh);
         Self {
             mesh,
@@ -107,7 +108,7 @@ impl BreakableBody {
             state,
             region: None,
             weak_points: WeakPoints::new(weak_points),
-            compliance,
+            stiffness,
             crack_seed: (seed as u32) ^ 0x5ca1ab1e,
         }
     }

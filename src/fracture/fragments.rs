@@ -19,65 +19,9 @@
 //! would then pinch into a non-manifold surface.
 
 use super::FractureState;
-use crate::mesh::{TetMesh, NO_NEIGHBOUR, TET_EDGES, TET_FACES};
-use nalgebra::{Matrix3, Point3, Vector3};
+use crate::mesh::{MassIntegrals, TetMesh, NO_NEIGHBOUR, TET_EDGES, TET_FACES};
+use nalgebra::{Matrix3, Point3};
 use rayon::prelude::*;
-
-/// Volume integrals of a region: ∫1, ∫x, ∫x xᵀ (signed, additive).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MassIntegrals {
-    pub volume: f64,
-    pub first: Vector3<f64>,
-    pub second: Matrix3<f64>,
-}
-
-impl Default for MassIntegrals {
-    fn default() -> Self {
-        Self {
-            volume: 0.0,
-            first: Vector3::zeros(),
-            second: Matrix3::zeros(),
-        }
-    }
-}
-
-impl MassIntegrals {
-    /// Exact integrals over the tet (p0, p1, p2, p3), signed by its orientation:
-    /// ∫x = V·Σp/4, ∫x xᵀ = V/20·(Σ pᵢpᵢᵀ + (Σpᵢ)(Σpᵢ)ᵀ).
-    pub fn tet(p: [Point3<f64>; 4]) -> Self {
-        let volume = (p[1] - p[0]).dot(&(p[2] - p[0]).cross(&(p[3] - p[0]))) / 6.0;
-        let sum: Vector3<f64> = p.iter().map(|q| q.coords).sum();
-        let outer: Matrix3<f64> = p.iter().map(|q| q.coords * q.coords.transpose()).sum();
-        Self {
-            volume,
-            first: volume * sum / 4.0,
-            second: volume / 20.0 * (outer + sum * sum.transpose()),
-        }
-    }
-
-    fn add(&mut self, other: &Self) {
-        self.volume += other.volume;
-        self.first += other.first;
-        self.second += other.second;
-    }
-
-    fn sub(&mut self, other: &Self) {
-        self.volume -= other.volume;
-        self.first -= other.first;
-        self.second -= other.second;
-    }
-
-    pub fn centroid(&self) -> Point3<f64> {
-        Point3::from(self.first / self.volume)
-    }
-
-    /// Inertia tensor about the centroid for density ρ (kg·m²).
-    pub fn inertia_about_centroid(&self, density_kg_m3: f64) -> Matrix3<f64> {
-        let c = self.first / self.volume;
-        let central = self.second - self.volume * c * c.transpose();
-        density_kg_m3 * (Matrix3::from_diagonal_element(central.trace()) - central)
-    }
-}
 
 /// One fragment: its surface, tets and mass properties.
 #[derive(Debug, Clone)]
@@ -379,7 +323,7 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
             nodes: mesh.tets()[t],
             points: mesh.tet_points(t),
         };
-        let whole = MassIntegrals::tet(split.points);
+        let whole = mesh.tet_integrals()[t];
         let count = distinct(ids);
         if count == 1 {
             let b = &mut gathered.nodes[ids[0] as usize];

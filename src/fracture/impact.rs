@@ -2,6 +2,7 @@
 //! check for resting contacts (§3.3.7), on a [`BreakableBody`].
 
 use super::contact::contact_patch;
+use super::energy::StrainEnergy;
 use super::initiation::screen;
 use super::propagate::{propagate_with, Crack, CrackScratch, EnergyBalance};
 use super::stress::{max_principal_stress, principal_direction};
@@ -326,11 +327,12 @@ impl BreakableBody {
             toughness_j_m2: self.material.fracture_toughness_j_m2,
             energy_length_m: settings.energy_length_m,
         };
-        let compliance = self.compliance;
         let mut cracks = Vec::new();
         let mut scratch: Option<CrackScratch> = None;
+        let mut energy = StrainEnergy::new(&self.mesh, self.basis.displacement(), &self.stiffness);
         let steps = screening.hot.len();
         for (k, hot) in screening.hot.iter_mut().enumerate() {
+            energy.set_state(state_at(k));
             let mut started = 0;
             while started < settings.max_cracks_per_step {
                 let Some((_, hottest)) = hot.pop_hottest(threshold, &screening.stresses) else {
@@ -365,10 +367,6 @@ impl BreakableBody {
                 );
                 times.initiation += t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
-                let energy_density = |e: usize| {
-                    let s = nalgebra::Vector6::from(voigt(e, k));
-                    0.5 * s.dot(&(compliance * s))
-                };
                 let scratch = scratch.get_or_insert_with(|| CrackScratch::new(&self.mesh));
                 let crack = propagate_with(
                     scratch,
@@ -377,7 +375,7 @@ impl BreakableBody {
                     &surface,
                     origin_tet,
                     &balance,
-                    &energy_density,
+                    &mut |e| energy.density(e),
                 );
                 times.propagation += t.elapsed().as_secs_f64() * 1e3;
                 cracks.push(crack);

@@ -6,6 +6,7 @@
 mod background;
 mod body;
 mod contact;
+mod energy;
 mod fragments;
 mod impact;
 mod initiation;
@@ -17,7 +18,8 @@ mod weak_points;
 
 pub use background::{BasisJob, BasisResult, BasisWorker};
 pub use body::{fragment_mesh, BreakableBody};
-pub use fragments::{fragments, Fragment, MassIntegrals};
+pub use energy::StrainEnergy;
+pub use fragments::{fragments, Fragment};
 pub use impact::{ContactPoint, FractureSettings, ImpactOutcome, Impactor, PhaseTimes, StaticLoad};
 pub use propagate::{propagate, propagate_with, Crack, CrackScratch, CrackStop, EnergyBalance};
 pub use state::FractureState;

@@ -189,7 +189,7 @@ pub fn propagate(
     surface: &CrackSurface,
     start: usize,
     balance: &EnergyBalance,
-    energy_density: &dyn Fn(usize) -> f64,
+    energy_density: &mut dyn FnMut(usize) -> f64,
 ) -> Crack {
     let mut scratch = CrackScratch::new(mesh);
     propagate_with(
@@ -214,7 +214,7 @@ pub fn propagate_with(
     surface: &CrackSurface,
     start: usize,
     balance: &EnergyBalance,
-    energy_density: &dyn Fn(usize) -> f64,
+    energy_density: &mut dyn FnMut(usize) -> f64,
 ) -> Crack {
     let topo = mesh.topology();
     let origin = surface.origin();

@@ -8,6 +8,7 @@
 mod error;
 mod generate;
 mod gmsh;
+mod integrals;
 mod spec;
 mod tetgen;
 mod topology;
@@ -16,13 +17,16 @@ mod write;
 pub use error::MeshError;
 pub use generate::{box_mesh, plate_mesh, tile_mesh, Jitter};
 pub use gmsh::{read_gmsh, read_gmsh_bytes};
+pub use integrals::MassIntegrals;
 pub use spec::MeshSpec;
 pub use tetgen::{read_tetgen, read_tetgen_strs};
 pub use topology::{BoundaryFace, Topology, NO_NEIGHBOUR, TET_EDGES, TET_FACES};
 pub use write::{write_obj, write_ply, write_vtk, CellField, NodeField};
 
 use nalgebra::{Point3, Vector3};
+use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// A validated tetrahedral mesh with its topology.
 #[derive(Debug, Clone)]
@@ -30,6 +34,8 @@ pub struct TetMesh {
     nodes: Vec<Point3<f64>>,
     tets: Vec<[u32; 4]>,
     topology: Topology,
+    /// Per tet, built on first use (fragment meshing sums them).
+    tet_integrals: OnceLock<Vec<MassIntegrals>>,
 }
 
 /// Relative threshold below which a tet counts as degenerate: `6V / l_max³`,
@@ -90,6 +96,7 @@ impl TetMesh {
             nodes,
             tets,
             topology,
+            tet_integrals: OnceLock::new(),
         })
     }
 
@@ -119,6 +126,18 @@ impl TetMesh {
     /// The four corner positions of tet `t`.
     pub fn tet_points(&self, t: usize) -> [Point3<f64>; 4] {
         self.tets[t].map(|i| self.nodes[i as usize])
+    }
+
+    /// The mass integrals of every tet, computed once (in parallel) on
+    /// first use: the same values as [`MassIntegrals::tet`] of its points.
+    pub fn tet_integrals(&self) -> &[MassIntegrals] {
+        self.tet_integrals.get_or_init(|| {
+            (0..self.tets.len())
+                .into_par_iter()
+                .with_min_len(1024)
+                .map(|t| MassIntegrals::tet(self.tet_points(t)))
+                .collect()
+        })
     }
 
     /// Volume of tet `t` (m³), positive.

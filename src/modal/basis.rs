@@ -1,6 +1,7 @@
 //! The modal basis of one body and how it is obtained.
 
 use super::cache::ModalCache;
+use super::displacement::ModalDisplacement;
 use super::eigen::{lowest_modes, EigenSettings, EigenStats};
 use super::response::ModeDynamics;
 use super::stress::ModalStress;
@@ -12,7 +13,8 @@ use faer::Mat;
 use serde::Serialize;
 use std::time::Instant;
 
-/// Modes of one body: shapes, dynamics and per-element modal stresses.
+/// Modes of one body: shapes, dynamics, per-element modal stresses and
+/// per-node modal displacements.
 #[derive(Debug, Clone)]
 pub struct ModalBasis {
     /// λ per elastic mode, ascending (rad²/s²).
@@ -24,6 +26,7 @@ pub struct ModalBasis {
     /// ‖Kx − λMx‖ / ‖Kx‖ per mode.
     pub residuals: Vec<f64>,
     stress: ModalStress,
+    displacement: ModalDisplacement,
 }
 
 impl ModalBasis {
@@ -44,6 +47,11 @@ impl ModalBasis {
         &self.stress
     }
 
+    /// The node-major modal displacement table.
+    pub fn displacement(&self) -> &ModalDisplacement {
+        &self.displacement
+    }
+
     /// Stress (Voigt, Pa) of `element` at modal coordinates `z`.
     pub fn element_stress(&self, element: usize, z: &[f64]) -> [f64; 6] {
         let z: Vec<f32> = z.iter().map(|&v| v as f32).collect();
@@ -59,12 +67,14 @@ impl ModalBasis {
         } = modes;
         let dynamics = mode_dynamics(&eigenvalues, material);
         let stress = ModalStress::new(mesh, material, &shapes);
+        let displacement = ModalDisplacement::new(&shapes);
         Self {
             eigenvalues,
             dynamics,
             shapes,
             residuals,
             stress,
+            displacement,
         }
     }
 }

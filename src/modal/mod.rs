@@ -1,9 +1,11 @@
 //! Modal analysis: the generalised eigenproblem `K x = λ M x`, the modal
-//! basis with its per-element modal stresses, the analytic modal response,
-//! and an on-disk cache (Glondu 2012 §2.4.3.2, §3.3).
+//! basis with its per-element modal stresses and per-node displacements,
+//! the analytic modal response, and an on-disk cache (Glondu 2012
+//! §2.4.3.2, §3.3).
 
 mod basis;
 mod cache;
+mod displacement;
 mod eigen;
 mod lanczos;
 mod response;
@@ -13,6 +15,7 @@ pub use basis::{
     analyse, mode_dynamics, solve_modes, ModalBasis, ModalReport, ModalTimings, Modes,
 };
 pub use cache::{default_cache_dir, ModalCache};
+pub use displacement::ModalDisplacement;
 pub use eigen::{lowest_modes, EigenError, EigenSettings, EigenSolution, EigenStats};
 pub use response::{ModalState, ModeDynamics};
 pub use stress::{ModalStress, GROUP_ELEMENTS};
