@@ -63,10 +63,15 @@ struct TetSplit<'a> {
     state: &'a FractureState,
     tet: usize,
     nodes: [u32; 4],
-    points: [Point3<f64>; 4],
 }
 
 impl TetSplit<'_> {
+    /// Local node i's position (read only for tets that are split: an
+    /// intact tet's integrals come from the mesh's table).
+    fn point(&self, i: usize) -> Point3<f64> {
+        self.mesh.nodes()[self.nodes[i] as usize]
+    }
+
     fn edge(&self, i: usize, j: usize) -> u32 {
         let local = TET_EDGES
             .iter()
@@ -89,7 +94,7 @@ impl TetSplit<'_> {
     fn corner(&self, i: usize) -> (MassIntegrals, [Vertex; 3]) {
         let [f0, f1, f2] = TET_FACES[i];
         let integrals = MassIntegrals::tet([
-            self.points[i],
+            self.point(i),
             self.cut_point(i, f0),
             self.cut_point(i, f1),
             self.cut_point(i, f2),
@@ -118,13 +123,13 @@ impl TetSplit<'_> {
         let v = |q: usize| self.cut(quad[(lowest + q) % 4].0, quad[(lowest + q) % 4].1);
         let p = |q: usize| self.cut_point(quad[(lowest + q) % 4].0, quad[(lowest + q) % 4].1);
         let triangles = [[v(0), v(1), v(2)], [v(0), v(2), v(3)]];
-        let mut integrals = MassIntegrals::tet([self.points[i], p(0), p(1), p(2)]);
-        integrals.add(&MassIntegrals::tet([self.points[i], p(0), p(2), p(3)]));
+        let mut integrals = MassIntegrals::tet([self.point(i), p(0), p(1), p(2)]);
+        integrals.add(&MassIntegrals::tet([self.point(i), p(0), p(2), p(3)]));
         // The face opposite i holds j's corner of that face.
         let face = rotate_to(TET_FACES[i], j);
         integrals.add(&MassIntegrals::tet([
-            self.points[i],
-            self.points[j],
+            self.point(i),
+            self.point(j),
             self.cut_point(j, face[1]),
             self.cut_point(j, face[2]),
         ]));
@@ -321,7 +326,6 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
             state,
             tet: t,
             nodes: mesh.tets()[t],
-            points: mesh.tet_points(t),
         };
         let whole = mesh.tet_integrals()[t];
         let count = distinct(ids);
