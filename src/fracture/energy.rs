@@ -35,8 +35,8 @@ impl<'a> StrainEnergy<'a> {
             stiffness,
             z: &[],
             state: 0,
-            node_state: vec![0; mesh.node_count()],
-            node_displacement: vec![[0.0; 3]; mesh.node_count()],
+            node_state: Vec::new(),
+            node_displacement: Vec::new(),
         }
     }
 
@@ -50,8 +50,14 @@ impl<'a> StrainEnergy<'a> {
         }
     }
 
-    /// η (J/m³) of `element` at the state of the last [`Self::set_state`].
+    /// η (J/m³) of `element` at the state of the last [`Self::set_state`]
+    /// (before any, the zero state). The first call sizes the per-node memory: an event that starts no
+    /// crack allocates nothing.
     pub fn density(&mut self, element: usize) -> f64 {
+        if self.node_state.is_empty() {
+            self.node_state = vec![0; self.mesh.node_count()];
+            self.node_displacement = vec![[0.0; 3]; self.mesh.node_count()];
+        }
         let nodes = self.mesh.tets()[element];
         let u = nodes.map(|n| {
             let n = n as usize;
