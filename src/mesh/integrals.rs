@@ -1,5 +1,6 @@
 //! Exact mass integrals of tets and of regions built from them.
 
+use super::signed_volume;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 /// Volume integrals of a region: ∫1, ∫x, ∫x xᵀ (signed, additive).
@@ -24,7 +25,7 @@ impl MassIntegrals {
     /// Exact integrals over the tet (p0, p1, p2, p3), signed by its orientation:
     /// ∫x = V·Σp/4, ∫x xᵀ = V/20·(Σ pᵢpᵢᵀ + (Σpᵢ)(Σpᵢ)ᵀ).
     pub fn tet(p: [Point3<f64>; 4]) -> Self {
-        let volume = (p[1] - p[0]).dot(&(p[2] - p[0]).cross(&(p[3] - p[0]))) / 6.0;
+        let volume = signed_volume(&p);
         let sum: Vector3<f64> = p.iter().map(|q| q.coords).sum();
         let outer: Matrix3<f64> = p.iter().map(|q| q.coords * q.coords.transpose()).sum();
         Self {
