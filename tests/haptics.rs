@@ -535,3 +535,32 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn host_steal_is_read_from_the_steal_column_of_each_cpu_line() {
+    use tessera::haptics::realtime::steal_ticks;
+    let stat = "cpu  3133163 0 168145 1675939 9678 0 1355 1141 0 0
+cpu0 1565000 0 84000 837000 4800 0 700 600 0 0
+cpu1 1568163 0 84145 838939 4878 0 655 541 0 0
+intr 123 4 5
+";
+    assert_eq!(steal_ticks(stat, None), Some(1141));
+    assert_eq!(steal_ticks(stat, Some(0)), Some(600));
+    assert_eq!(steal_ticks(stat, Some(1)), Some(541));
+    assert_eq!(steal_ticks(stat, Some(2)), None, "no such CPU");
+    assert_eq!(
+        steal_ticks("cpu  1 2 3 4 5 6 7\n", None),
+        None,
+        "a kernel without the steal column"
+    );
+}
+
+proptest! {
+    #[test]
+    fn reading_any_cpu_statistics_never_panics(
+        text in "((cpu[0-9]?|intr|ctxt)( +[0-9]{1,20}){0,10}\n){0,5}",
+        cpu in proptest::option::of(0usize..4),
+    ) {
+        let _ = tessera::haptics::realtime::steal_ticks(&text, cpu);
+    }
+}

@@ -302,6 +302,16 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
             format!(" ({})", r.errors.join("; "))
         }
     );
+    if let Some(steal) = &summary.host_steal {
+        println!(
+            "host steal during the run: {:.0} ms over all CPUs{}",
+            steal.all_cpus_ms,
+            match steal.haptic_cpu_ms {
+                Some(ms) => format!(", {ms:.0} ms on the haptic CPU"),
+                None => String::new(),
+            }
+        );
+    }
     println!(
         "haptic loop: {} ticks; period error p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; late > 100 µs: {}, > 1 ms: {}",
         h.ticks,

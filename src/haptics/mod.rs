@@ -15,7 +15,7 @@ mod sync;
 
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use haptic_loop::LoopError;
-pub use realtime::{CpuPin, RealtimeReport, SimulationRealtime};
+pub use realtime::{CpuPin, HostSteal, RealtimeReport, SimulationRealtime};
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{
     serve, FractureSummary, Outcome, ServerError, ServerOptions, Session, Summary, HAPTIC_RATE_HZ,

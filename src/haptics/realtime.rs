@@ -252,6 +252,74 @@ pub fn quietest_cpu(interrupts: &str, allowed: &[usize]) -> Option<usize> {
         .map(|(&cpu, _)| cpu)
 }
 
+/// CPU time the host (hypervisor) took from this machine's CPUs while
+/// they had work to run: the `steal` column of `/proc/stat`. A SCHED_FIFO
+/// thread cannot preempt it, so on a VM a tick late by more than a
+/// millisecond with little compute is the host's, and a run's late ticks
+/// are read against it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HostSteal {
+    /// Summed over all CPUs (ms).
+    pub all_cpus_ms: f64,
+    /// On the haptic thread's CPU, if it was pinned (ms).
+    pub haptic_cpu_ms: Option<f64>,
+}
+
+/// The steal counters at one moment: the text of `/proc/stat`, read where
+/// it exists.
+#[derive(Debug, Clone, Default)]
+pub struct StealSample(Option<String>);
+
+impl StealSample {
+    pub fn now() -> Self {
+        Self(std::fs::read_to_string("/proc/stat").ok())
+    }
+
+    /// The steal between `self` and the later sample `after`; `None` where
+    /// the kernel does not report it.
+    pub fn until(&self, after: &StealSample, haptic_cpu: Option<usize>) -> Option<HostSteal> {
+        let (before, after) = (self.0.as_deref()?, after.0.as_deref()?);
+        let ms = |cpu: Option<usize>| -> Option<f64> {
+            let ticks = steal_ticks(after, cpu)?.checked_sub(steal_ticks(before, cpu)?)?;
+            Some(ticks as f64 * 1e3 / clock_ticks_per_s())
+        };
+        Some(HostSteal {
+            all_cpus_ms: ms(None)?,
+            haptic_cpu_ms: haptic_cpu.and_then(|cpu| ms(Some(cpu))),
+        })
+    }
+}
+
+/// The steal counter (clock ticks) of `cpu`'s line of `stat`, the text of
+/// `/proc/stat` (`cpu` for all CPUs, `cpuN` for one); the eighth number of
+/// the line. `None` if the line or the column is missing.
+pub fn steal_ticks(stat: &str, cpu: Option<usize>) -> Option<u64> {
+    stat.lines().find_map(|line| {
+        let mut fields = line.split_whitespace();
+        let name = fields.next()?.strip_prefix("cpu")?;
+        let matches = match cpu {
+            None => name.is_empty(),
+            Some(cpu) => name.parse::<usize>().ok() == Some(cpu),
+        };
+        if !matches {
+            return None;
+        }
+        fields.nth(7)?.parse().ok()
+    })
+}
+
+fn clock_ticks_per_s() -> f64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf with a valid name has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        if hz > 0 {
+            return hz as f64;
+        }
+    }
+    100.0
+}
+
 /// Undoes the memory lock (the process goes on after a run).
 pub fn release(report: &RealtimeReport) {
     #[cfg(target_os = "linux")]

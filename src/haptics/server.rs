@@ -4,7 +4,7 @@
 
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
 use super::haptic_loop::{HapticLoop, LoopError};
-use super::realtime::{self, CpuPin, RealtimeReport};
+use super::realtime::{self, CpuPin, HostSteal, RealtimeReport, StealSample};
 use super::scaling::Scaling;
 use super::simulation::Simulation;
 use super::stats::{LoopStats, SyncStats};
@@ -107,6 +107,9 @@ pub struct Summary {
     /// Where the session log was written (set by the caller).
     pub log: Option<String>,
     pub realtime: RealtimeReport,
+    /// CPU time the host took from this machine during the run; `None`
+    /// where the kernel does not report it.
+    pub host_steal: Option<HostSteal>,
     pub coupling: CouplingGains,
     pub scaling: ScalingFactors,
     pub sync_ratio: u32,
@@ -226,6 +229,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
     let want_realtime = options.realtime && !options.lockstep;
     let haptic_cpu = options.haptic_cpu;
 
+    let steal_before = StealSample::now();
     let (loop_result, realtime_report, mut haptic_loop, simulation) =
         std::thread::scope(|scope| {
             let exchange = &exchange;
@@ -261,6 +265,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
                 haptic.map_err(|_| ServerError::Panicked("haptic"))?;
             Ok((result, report, haptic_loop, simulation))
         })?;
+    let host_steal = steal_before.until(&StealSample::now(), realtime_report.cpu);
     loop_result?;
 
     let proxy_trace = haptic_loop.proxy_trace.take().unwrap_or_default();
@@ -298,6 +303,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         fractures,
         log: None,
         realtime: realtime_report,
+        host_steal,
         coupling: gains,
         scaling: factors,
         sync_ratio,
