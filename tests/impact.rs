@@ -193,7 +193,7 @@ fn more_damping_gives_fewer_fragments() {
 fn same_seed_and_input_give_identical_fragments() {
     let run = || {
         let mut b = body(tile(), material("ceramic-tile"), 40, 9);
-        b.impact(
+        let outcome = b.impact(
             &strike(2.0),
             &Impactor::steel_ball(),
             &FractureSettings {
@@ -201,6 +201,14 @@ fn same_seed_and_input_give_identical_fragments() {
                 ..Default::default()
             },
         );
+        // The event updates the fragments once, after its last crack: the
+        // intact body's identifier 0 and the ones the event reports.
+        let mut node_ids: Vec<u32> = b.state().node_fragments().to_vec();
+        node_ids.sort_unstable();
+        node_ids.dedup();
+        let mut reported = outcome.new_fragments.clone();
+        reported.insert(0, 0);
+        assert_eq!(node_ids, reported);
         b.fragments()
             .iter()
             .map(|f| (f.id, f.volume_m3.to_bits(), f.triangles.len()))

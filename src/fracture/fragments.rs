@@ -335,39 +335,46 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
             b.tets.push(t as u32);
         } else {
             let mut pieces = MassIntegrals::default();
-            let mut crack_triangles: Vec<[Vertex; 3]> = Vec::new();
-            let mut seen: Vec<u32> = Vec::new();
+            // At most four pieces of at most two crack triangles each.
+            let mut crack_triangles = [[Vertex::Node(0); 3]; 8];
+            let mut crack_count = 0;
             for i in 0..4 {
                 let r = ids[i];
-                if seen.contains(&r) {
+                if ids[..i].contains(&r) {
                     continue;
                 }
-                seen.push(r);
-                let members: Vec<usize> = (0..4).filter(|&n| ids[n] == r).collect();
-                let (integrals, triangles): (MassIntegrals, Vec<[Vertex; 3]>) = match members.len()
-                {
+                let mut members = [0; 4];
+                let mut member_count = 0;
+                for n in (0..4).filter(|&n| ids[n] == r) {
+                    members[member_count] = n;
+                    member_count += 1;
+                }
+                let (integrals, triangles, triangle_count) = match member_count {
                     1 => {
                         let (m, tri) = split.corner(members[0]);
-                        (m, vec![tri])
+                        (m, [tri, tri], 1)
                     }
                     3 => {
                         let other = (0..4).find(|&n| ids[n] != r).unwrap();
                         let (corner, tri) = split.corner(other);
                         let mut m = whole;
                         m.sub(&corner);
-                        (m, vec![reversed(tri)])
+                        (m, [reversed(tri), reversed(tri)], 1)
                     }
                     _ => {
                         let (m, tris) = split.wedge(members[0], members[1]);
-                        (m, tris.to_vec())
+                        (m, tris, 2)
                     }
                 };
+                let triangles = &triangles[..triangle_count];
                 pieces.add(&integrals);
-                crack_triangles.extend(&triangles);
+                crack_triangles[crack_count..crack_count + triangle_count]
+                    .copy_from_slice(triangles);
+                crack_count += triangle_count;
                 let b = &mut gathered.nodes[r as usize];
                 b.integrals.add(&integrals);
                 b.tets.push(t as u32);
-                b.triangles.extend(triangles);
+                b.triangles.extend_from_slice(triangles);
             }
             if count >= 3 {
                 let mut gap = whole;
@@ -376,8 +383,11 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
                 let b = gathered.gaps.last_mut().expect("just pushed");
                 b.integrals.add(&gap);
                 b.tets.push(t as u32);
-                b.triangles
-                    .extend(crack_triangles.iter().map(|&tri| reversed(tri)));
+                b.triangles.extend(
+                    crack_triangles[..crack_count]
+                        .iter()
+                        .map(|&tri| reversed(tri)),
+                );
                 // Its share of every face whose three nodes are in three
                 // fragments: the central triangle of the cut points.
                 for face in TET_FACES {

@@ -134,6 +134,9 @@ pub struct ImpactOutcome {
     /// the threshold and the peak; see the `initiation` module).
     pub elements_evaluated: usize,
     pub cracks: Vec<Crack>,
+    /// Fragment identifiers the event's cracks created (the fragments are
+    /// updated once, after the last crack).
+    pub new_fragments: Vec<u32>,
     pub milliseconds: PhaseTimes,
 }
 
@@ -381,6 +384,15 @@ impl BreakableBody {
                 cracks.push(crack);
             }
         }
+        let new_fragments = match &mut scratch {
+            Some(scratch) => {
+                let t = Instant::now();
+                let created = scratch.update_fragments(&self.mesh, &mut self.state);
+                times.propagation += t.elapsed().as_secs_f64() * 1e3;
+                created
+            }
+            None => Vec::new(),
+        };
         ImpactOutcome {
             contact_duration_s: 0.0,
             time_step_s: 0.0,
@@ -389,6 +401,7 @@ impl BreakableBody {
             elements_evaluated: (screening.groups_evaluated * GROUP_ELEMENTS)
                 .min(self.mesh.tet_count()),
             cracks,
+            new_fragments,
             milliseconds: times,
         }
     }

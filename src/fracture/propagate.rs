@@ -36,8 +36,6 @@ pub struct Crack {
     pub fracture_energy_j: f64,
     pub available_energy_j: f64,
     pub stop: CrackStop,
-    /// Fragment identifiers this crack created (empty for a partial crack).
-    pub new_fragments: Vec<u32>,
 }
 
 /// Material and model constants of the energy stop.
@@ -97,7 +95,8 @@ fn section(points: &[Point3<f64>; 4], values: &[f64; 4]) -> Section {
 /// Working memory of crack propagation on one mesh, reused from crack to
 /// crack so that a crack costs what it crosses, not the size of the body.
 /// Entries are valid for the crack whose number they carry, so nothing is
-/// cleared between cracks.
+/// cleared between cracks. It also holds the nodes of the edges cut since
+/// the last [`CrackScratch::update_fragments`].
 #[derive(Debug, Clone)]
 pub struct CrackScratch {
     crack: u32,
@@ -109,6 +108,7 @@ pub struct CrackScratch {
     /// Per tet: the crack that entered it.
     tet_crack: Vec<u32>,
     queue: VecDeque<(usize, Section, f64)>,
+    /// Both nodes of every edge cut since the fragments were last updated.
     seeds: Vec<u32>,
 }
 
@@ -135,7 +135,18 @@ impl CrackScratch {
             self.crack = 1;
         }
         self.queue.clear();
+    }
+
+    /// Re-labels the fragments the cracks propagated since the last update
+    /// have split (Alg. 1, [`FractureState::split_fragments`]); returns the
+    /// new identifiers. Once per event rather than per crack: nothing
+    /// during an event reads the fragment identifiers, and the cracks of a
+    /// shattering event would otherwise flood the same pieces again and
+    /// again (at 40k tets, 47 cracks visited each node about three times).
+    pub fn update_fragments(&mut self, mesh: &TetMesh, state: &mut FractureState) -> Vec<u32> {
+        let created = state.split_fragments(mesh, &self.seeds);
         self.seeds.clear();
+        created
     }
 
     /// The surface values at the nodes of tet `t`, each node's computed once
@@ -179,10 +190,11 @@ impl CrackScratch {
 }
 
 /// Propagates one crack from `start` (Alg. 2) and updates the fragment
-/// identifiers of the fragments it crossed (Alg. 1). `energy_density(e)` is
-/// η_e, the strain-energy density of element e (J/m³) in the loading that
-/// opened the crack. Allocates its working memory; to propagate several
-/// cracks on one mesh, use [`propagate_with`].
+/// identifiers of the fragments it crossed (Alg. 1); returns the crack and
+/// the fragment identifiers it created (none for a partial crack).
+/// `energy_density(e)` is η_e, the strain-energy density of element e
+/// (J/m³) in the loading that opened the crack. Allocates its working
+/// memory; to propagate several cracks on one mesh, use [`propagate_with`].
 pub fn propagate(
     mesh: &TetMesh,
     state: &mut FractureState,
@@ -190,9 +202,9 @@ pub fn propagate(
     start: usize,
     balance: &EnergyBalance,
     energy_density: &mut dyn FnMut(usize) -> f64,
-) -> Crack {
+) -> (Crack, Vec<u32>) {
     let mut scratch = CrackScratch::new(mesh);
-    propagate_with(
+    let crack = propagate_with(
         &mut scratch,
         mesh,
         state,
@@ -200,13 +212,14 @@ pub fn propagate(
         start,
         balance,
         energy_density,
-    )
+    );
+    (crack, scratch.update_fragments(mesh, state))
 }
 
-/// [`propagate`] with working memory `scratch` made for `mesh`. Cost:
+/// [`propagate`] with working memory `scratch` made for `mesh`, leaving
+/// the fragment identifiers to [`CrackScratch::update_fragments`]. Cost:
 /// linear in the elements crossed and their neighbours (η_e is asked once
-/// per element entered), plus the flood fill of the smaller pieces of the
-/// fragments they belong to.
+/// per element entered).
 pub fn propagate_with(
     scratch: &mut CrackScratch,
     mesh: &TetMesh,
@@ -228,7 +241,6 @@ pub fn propagate_with(
         fracture_energy_j: 0.0,
         available_energy_j: 0.0,
         stop: CrackStop::Collision,
-        new_fragments: Vec::new(),
     };
     if state.is_damaged(start) {
         return crack;
@@ -289,7 +301,6 @@ pub fn propagate_with(
             }
         }
     }
-    crack.new_fragments = state.split_fragments(mesh, &scratch.seeds);
     crack.stop = if stopped_by_energy {
         CrackStop::Energy
     } else if collided {

@@ -2,7 +2,6 @@
 //! cut edges with their cut positions, and a fragment identifier per node.
 
 use crate::mesh::TetMesh;
-use std::collections::VecDeque;
 
 /// Marks an edge that no crack has cut.
 const UNCUT: f64 = f64::NAN;
@@ -16,6 +15,9 @@ pub struct FractureState {
     /// `edges[e][1]`; NaN when uncut (§3.1.1.2). f64: fragment volumes and
     /// inertia are computed from these points.
     cut_position: Vec<f64>,
+    /// The cut edges as bits: the flood fill tests an edge per neighbour,
+    /// and this fits in cache where `cut_position` does not.
+    cut_bits: Vec<u64>,
     /// Per node: the fragment it belongs to (§3.1.1.3).
     node_fragment: Vec<u32>,
     fragment_count: u32,
@@ -27,6 +29,7 @@ impl FractureState {
         Self {
             damaged: vec![false; mesh.tet_count()],
             cut_position: vec![UNCUT; mesh.topology().edges.len()],
+            cut_bits: vec![0; mesh.topology().edges.len().div_ceil(64)],
             node_fragment: vec![0; mesh.node_count()],
             fragment_count: 1,
         }
@@ -55,6 +58,7 @@ impl FractureState {
     pub(crate) fn cut(&mut self, edge: usize, position: f64) -> bool {
         if self.cut_position[edge].is_nan() {
             self.cut_position[edge] = position.clamp(0.0, 1.0);
+            self.cut_bits[edge / 64] |= 1 << (edge % 64);
             true
         } else {
             false
@@ -146,6 +150,10 @@ impl FractureState {
         let topo = mesh.topology();
         let label = |i: usize| u32::MAX - i as u32;
         let search_of = |label: u32| (u32::MAX - label) as usize;
+        // The searches' queues are linked lists through `next` (a node is
+        // queued at most once, when it is labelled): no allocation per seed,
+        // and merging two searches joins their queues in O(1).
+        let mut next = vec![NONE; mesh.node_count()];
         let mut searches: Vec<Search> = seeds
             .iter()
             .enumerate()
@@ -153,7 +161,9 @@ impl FractureState {
                 self.node_fragment[seed as usize] = label(i);
                 Search {
                     parent: i,
-                    queue: VecDeque::from([seed]),
+                    rank: 0,
+                    head: seed,
+                    tail: seed,
                 }
             })
             .collect();
@@ -168,31 +178,42 @@ impl FractureState {
                     open.swap_remove(i);
                     continue;
                 }
-                let Some(n) = searches[s].queue.pop_front() else {
-                    open.swap_remove(i);
-                    continue;
-                };
-                let range = topo.node_offsets[n as usize] as usize
-                    ..topo.node_offsets[n as usize + 1] as usize;
-                // `s` may be merged into another search on the way; its
-                // finds go to the merged root's queue.
+                // A turn takes up to TURN_NODES nodes: the frontier of one
+                // search is near in memory, the frontiers of thousands of
+                // seeds are not.
                 let mut root = s;
-                for k in range {
-                    if !self.cut_position[topo.node_neighbour_edges[k] as usize].is_nan() {
-                        continue;
-                    }
-                    let m = topo.node_neighbours[k] as usize;
-                    let at = self.node_fragment[m];
-                    if at == fragment {
-                        self.node_fragment[m] = label(s);
-                        visited.push(m as u32);
-                        searches[root].queue.push_back(m as u32);
-                    } else if at >= self.fragment_count {
-                        let other = find(&mut searches, search_of(at));
-                        if other != root {
-                            root = merge(&mut searches, root, other);
+                let mut taken = 0;
+                while taken < TURN_NODES {
+                    let Some(n) = searches[root].pop(&next) else {
+                        break;
+                    };
+                    taken += 1;
+                    let range = topo.node_offsets[n as usize] as usize
+                        ..topo.node_offsets[n as usize + 1] as usize;
+                    for k in range {
+                        let edge = topo.node_neighbour_edges[k] as usize;
+                        if self.cut_bits[edge / 64] & (1 << (edge % 64)) != 0 {
+                            continue;
+                        }
+                        let m = topo.node_neighbours[k];
+                        let at = self.node_fragment[m as usize];
+                        if at == fragment {
+                            self.node_fragment[m as usize] = label(root);
+                            visited.push(m);
+                            searches[root].push(m, &mut next);
+                        } else if at >= self.fragment_count {
+                            let other = find(&mut searches, search_of(at));
+                            if other != root {
+                                // The search may be merged on the way; its
+                                // finds go to the merged root's queue.
+                                root = merge(&mut searches, root, other, &mut next);
+                            }
                         }
                     }
+                }
+                if taken == 0 {
+                    open.swap_remove(i);
+                    continue;
                 }
                 i += 1;
             }
@@ -201,7 +222,7 @@ impl FractureState {
         // is closed (a closed search has taken or met every node next to
         // its own, so none can meet it later).
         let unfinished =
-            (0..searches.len()).find(|&s| searches[s].parent == s && !searches[s].queue.is_empty());
+            (0..searches.len()).find(|&s| searches[s].parent == s && searches[s].head != NONE);
         // Else every piece closed: the largest keeps the identifier (ties:
         // the earliest seed, for determinism).
         let keep = unfinished.unwrap_or_else(|| {
@@ -229,11 +250,43 @@ impl FractureState {
     }
 }
 
+/// Nodes one search takes per turn of [`FractureState::split_fragments`].
+const TURN_NODES: usize = 32;
+
+/// Marks the end of a search's queue.
+const NONE: u32 = u32::MAX;
+
 /// One breadth-first search of [`FractureState::split_fragments`];
-/// searches that met form a union-find tree whose root holds the queue.
+/// searches that met form a union-find tree whose root holds the queue,
+/// a list from `head` to `tail` linked through the nodes' `next`.
 struct Search {
     parent: usize,
-    queue: VecDeque<u32>,
+    /// Union by rank keeps the trees shallow: a node keeps the label of
+    /// the search that found it, so every meeting is a find.
+    rank: u8,
+    head: u32,
+    tail: u32,
+}
+
+impl Search {
+    fn pop(&mut self, next: &[u32]) -> Option<u32> {
+        let n = self.head;
+        if n == NONE {
+            return None;
+        }
+        self.head = next[n as usize];
+        Some(n)
+    }
+
+    fn push(&mut self, n: u32, next: &mut [u32]) {
+        next[n as usize] = NONE;
+        if self.head == NONE {
+            self.head = n;
+        } else {
+            next[self.tail as usize] = n;
+        }
+        self.tail = n;
+    }
 }
 
 fn find(searches: &mut [Search], mut s: usize) -> usize {
@@ -245,16 +298,30 @@ fn find(searches: &mut [Search], mut s: usize) -> usize {
     s
 }
 
-/// Merges the trees of roots `a` and `b`: the root with the longer queue
-/// absorbs the other's queue. Returns the merged root.
-fn merge(searches: &mut [Search], a: usize, b: usize) -> usize {
-    let (root, child) = if searches[a].queue.len() >= searches[b].queue.len() {
+/// Merges the trees of roots `a` and `b` (union by rank); the merged
+/// queue is `a`'s followed by `b`'s. Returns the merged root.
+fn merge(searches: &mut [Search], a: usize, b: usize, next: &mut [u32]) -> usize {
+    let (a_head, a_tail) = (searches[a].head, searches[a].tail);
+    let (b_head, b_tail) = (searches[b].head, searches[b].tail);
+    let (head, tail) = if a_head == NONE {
+        (b_head, b_tail)
+    } else if b_head == NONE {
+        (a_head, a_tail)
+    } else {
+        next[a_tail as usize] = b_head;
+        (a_head, b_tail)
+    };
+    let (root, child) = if searches[a].rank >= searches[b].rank {
         (a, b)
     } else {
         (b, a)
     };
+    if searches[root].rank == searches[child].rank {
+        searches[root].rank += 1;
+    }
     searches[child].parent = root;
-    let moved = std::mem::take(&mut searches[child].queue);
-    searches[root].queue.extend(moved);
+    searches[child].head = NONE;
+    searches[root].head = head;
+    searches[root].tail = tail;
     root
 }
