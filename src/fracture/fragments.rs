@@ -349,17 +349,19 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
                     members[member_count] = n;
                     member_count += 1;
                 }
+                // A corner piece has one crack triangle (the array's first),
+                // a wedge two.
                 let (integrals, triangles, triangle_count) = match member_count {
                     1 => {
                         let (m, tri) = split.corner(members[0]);
-                        (m, [tri, tri], 1)
+                        (m, [tri; 2], 1)
                     }
                     3 => {
                         let other = (0..4).find(|&n| ids[n] != r).unwrap();
                         let (corner, tri) = split.corner(other);
                         let mut m = whole;
                         m.sub(&corner);
-                        (m, [reversed(tri), reversed(tri)], 1)
+                        (m, [reversed(tri); 2], 1)
                     }
                     _ => {
                         let (m, tris) = split.wedge(members[0], members[1]);
