@@ -465,6 +465,10 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
         );
     }
     assert!(summary["haptic"]["late_over_1ms"].is_number());
+    assert_eq!(
+        summary["haptic"]["clock_lag_ms"], 0.0,
+        "a virtual clock never falls behind"
+    );
     assert_eq!(summary["syncs"]["total"], 350);
     assert_eq!(summary["syncs"]["late"], 0, "lockstep waits for every sync");
     assert!(summary["fractures"].is_array());

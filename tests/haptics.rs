@@ -555,6 +555,31 @@ intr 123 4 5
     );
 }
 
+#[test]
+fn a_tick_a_whole_period_late_restarts_the_deadlines_instead_of_bursting() {
+    use std::time::{Duration, Instant};
+    use tessera::haptics::Deadlines;
+    let us = Duration::from_micros;
+    let near = |a: Instant, b: Instant| a.max(b).duration_since(a.min(b)) < us(1);
+    let start = Instant::now();
+    let mut deadlines = Deadlines::new(start, 1e-3);
+    assert_eq!(deadlines.started(0, start), 0.0);
+    // Less than a period late: the grid holds, so delays do not drift.
+    let late_s = deadlines.started(1, start + us(1_400));
+    assert!((late_s - 0.4e-3).abs() < 1e-6, "{late_s}");
+    assert!(near(deadlines.due(2), start + us(2_000)));
+    assert_eq!(deadlines.clock_lag_s(), 0.0);
+    // A 3.4 ms stall: one late tick, and the next is due a period after it,
+    // not 2.4 ms in the past.
+    let woke = start + us(5_400);
+    let late_s = deadlines.started(2, woke);
+    assert!((late_s - 3.4e-3).abs() < 1e-6, "{late_s}");
+    assert!(near(deadlines.due(3), woke + us(1_000)));
+    assert!(deadlines.started(3, woke + us(1_000)) < 1e-6);
+    assert!(near(deadlines.due(10), woke + us(8_000)));
+    assert!((deadlines.clock_lag_s() - 3.4e-3).abs() < 1e-6);
+}
+
 proptest! {
     #[test]
     fn reading_any_cpu_statistics_never_panics(

@@ -313,13 +313,14 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
         );
     }
     println!(
-        "haptic loop: {} ticks; period error p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; late > 100 µs: {}, > 1 ms: {}",
+        "haptic loop: {} ticks; period error p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; late > 100 µs: {}, > 1 ms: {}; session clock {:.1} ms behind",
         h.ticks,
         h.period_error_us.p50,
         h.period_error_us.p99,
         h.period_error_us.max,
         h.late_over_100us,
-        h.late_over_1ms
+        h.late_over_1ms,
+        h.clock_lag_ms
     );
     println!(
         "tick compute: p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; sub-world {:.1} bodies on average, {} at most",

@@ -1,10 +1,11 @@
-//! The haptic thread: 1 kHz on absolute deadlines (or a virtual clock in
-//! lockstep). Per tick: read the device → scaling → virtual coupling → step
+//! The haptic thread: 1 kHz on absolute deadlines ([`Deadlines`]; a virtual
+//! clock in lockstep). Per tick: read the device → scaling → virtual coupling → step
 //! the sub-world → scaling → command the device → tick record; every r_sim
 //! ticks, synchronise with the simulation thread. Nothing here allocates
 //! in the steady state, takes a lock, or formats a string.
 
 use super::coupling::{ProxyState, VirtualCoupling};
+use super::deadlines::Deadlines;
 use super::scaling::{Motion, Scaling, Wrench};
 use super::stats::LoopRecorder;
 use super::sync::{Exchange, SyncUp};
@@ -103,18 +104,17 @@ impl HapticLoop {
     /// Runs `ticks` ticks, synchronising through `exchange`.
     pub fn run(&mut self, ticks: u64, exchange: &Exchange) -> Result<(), LoopError> {
         let sleeper = spin_sleep::SpinSleeper::new(SPIN_NS);
-        let start = Instant::now();
+        let mut deadlines = Deadlines::new(Instant::now(), self.tick_s);
         let mut up = exchange.free_up();
         for tick in 0..ticks {
-            let deadline = start + Duration::from_secs_f64(tick as f64 * self.tick_s);
             if !self.lockstep {
-                sleeper.sleep_until(deadline);
+                sleeper.sleep_until(deadlines.due(tick));
             }
             let woke = Instant::now();
             let lateness_us = if self.lockstep {
                 0.0
             } else {
-                woke.saturating_duration_since(deadline).as_secs_f64() * 1e6
+                deadlines.started(tick, woke) * 1e6
             };
             self.tick(tick, lateness_us, woke);
             if (tick + 1) % u64::from(self.sync_ratio) == 0 {
@@ -127,6 +127,7 @@ impl HapticLoop {
             self.stats.compute.record(compute_us);
             self.stats.ticks += 1;
         }
+        self.stats.clock_lag_s = deadlines.clock_lag_s();
         exchange.recycle_up(up);
         Ok(())
     }

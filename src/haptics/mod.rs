@@ -5,6 +5,7 @@
 //! virtual coupling between device and proxy.
 
 pub mod coupling;
+pub mod deadlines;
 mod haptic_loop;
 pub mod realtime;
 pub mod scaling;
@@ -14,6 +15,7 @@ pub mod stats;
 mod sync;
 
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
+pub use deadlines::Deadlines;
 pub use haptic_loop::LoopError;
 pub use realtime::{CpuPin, HostSteal, RealtimeReport, SimulationRealtime};
 pub use scaling::{Motion, Scaling, Wrench};

@@ -99,6 +99,10 @@ pub struct LoopStats {
     pub compute_us: Distribution,
     pub late_over_100us: u64,
     pub late_over_1ms: u64,
+    /// How far the session clock fell behind the wall clock (ms): a tick
+    /// that starts a whole period late or more restarts the deadlines from
+    /// its own start, and missed ticks are not run back to back.
+    pub clock_lag_ms: f64,
     /// Bodies in the sub-world, largest seen.
     pub max_sub_world_bodies: usize,
 }
@@ -109,6 +113,7 @@ pub struct LoopRecorder {
     pub lateness: Histogram,
     pub compute: Histogram,
     pub ticks: u64,
+    pub clock_lag_s: f64,
     pub max_sub_world_bodies: usize,
 }
 
@@ -120,6 +125,7 @@ impl LoopRecorder {
             compute_us: self.compute.summary(),
             late_over_100us: self.lateness.count_over(100.0),
             late_over_1ms: self.lateness.count_over(1000.0),
+            clock_lag_ms: self.clock_lag_s * 1e3,
             max_sub_world_bodies: self.max_sub_world_bodies,
         }
     }
