@@ -440,6 +440,7 @@ proptest::proptest! {
         amplitude_m in proptest::prop_oneof![proptest::strategy::Just(0.0), 1e-4f64..5e-3],
         frequency_per_m in 1.0f64..200.0,
         seed in proptest::prelude::any::<u32>(),
+        octaves in 1..=MAX_NOISE_OCTAVES,
         points in proptest::collection::vec(proptest::array::uniform3(-0.1f64..0.1), 1..64),
     ) {
         let direction = Vector3::from(direction);
@@ -450,7 +451,8 @@ proptest::proptest! {
             amplitude_m,
             frequency_per_m,
             seed,
-        );
+        )
+        .with_noise_octaves(octaves);
         for p in points {
             let p = Point3::from(p);
             let value = surface.value(&p);
@@ -468,4 +470,35 @@ proptest::proptest! {
             proptest::prop_assert_eq!(side < 0.0, surface.value(&p) < 0.0);
         }
     }
+}
+
+/// The crack noise keeps the octaves whose wavelength is at least twice the
+/// node spacing (an `Fbm` octave has `2π/3` times the frequency of the one
+/// before), at least one and at most all six.
+#[test]
+fn the_crack_noise_keeps_the_octaves_the_mesh_resolves() {
+    let lacunarity = 2.0 * std::f64::consts::PI / 3.0;
+    for spacing_m in [1e-5, 1e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 0.1] {
+        let frequency_per_m = 50.0;
+        let octaves = resolved_octaves(frequency_per_m, spacing_m);
+        assert!((1..=MAX_NOISE_OCTAVES).contains(&octaves), "{spacing_m}");
+        let wavelength_m = |octave: usize| 1.0 / (frequency_per_m * lacunarity.powi(octave as i32));
+        if octaves > 1 {
+            assert!(
+                wavelength_m(octaves - 1) >= 2.0 * spacing_m,
+                "{spacing_m}: finest kept"
+            );
+        }
+        if octaves < MAX_NOISE_OCTAVES {
+            assert!(
+                wavelength_m(octaves) < 2.0 * spacing_m,
+                "{spacing_m}: first dropped"
+            );
+        }
+    }
+    assert_eq!(resolved_octaves(50.0, 1e-3), 4);
+    assert_eq!(resolved_octaves(50.0, 5e-3), 1, "the 175k slab's spacing");
+    assert_eq!(resolved_octaves(50.0, 1e-6), MAX_NOISE_OCTAVES);
+    assert_eq!(resolved_octaves(50.0, f64::NAN), 1);
+    assert_eq!(resolved_octaves(50.0, -1.0), 1);
 }

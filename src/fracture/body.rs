@@ -2,6 +2,7 @@
 //! points, and the region of the mesh it stands for.
 
 use super::fragments::distinct;
+use super::surface::resolved_octaves;
 use super::{fragments, BasisJob, FractureState, Fragment, WeakPoints};
 use crate::config::Material;
 use crate::fem::constitutive_matrix;
@@ -40,6 +41,9 @@ pub struct BreakableBody {
     /// The material's constitutive matrix C, for η_e.
     pub(super) stiffness: Matrix6<f64>,
     pub(super) crack_seed: u32,
+    /// Octaves of the crack noise this mesh resolves
+    /// ([`super::surface::resolved_octaves`]).
+    pub(super) noise_octaves: usize,
 }
 
 /// The part of a parent's mesh a fragment body stands for.
@@ -101,15 +105,20 @@ impl BreakableBody {
             .collect();
         let stiffness = constitutive_matrix(&material);
         let state = FractureState::new(&mesh);
+        let noise_octaves = resolved_octaves(
+            material.crack_noise_frequency_per_m,
+            mesh.mean_edge_length(),
+        );
         Self {
             mesh,
-            material,
             basis: basis.into(),
             state,
             region: None,
             weak_points: WeakPoints::new(weak_points),
             stiffness,
             crack_seed: (seed as u32) ^ 0x5ca1ab1e,
+            noise_octaves,
+            material,
         }
     }
 

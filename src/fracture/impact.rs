@@ -367,7 +367,8 @@ impl BreakableBody {
                     self.material.crack_noise_amplitude_m,
                     self.material.crack_noise_frequency_per_m,
                     self.crack_seed ^ settings.seed as u32,
-                );
+                )
+                .with_noise_octaves(self.noise_octaves);
                 times.initiation += t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
                 let scratch = scratch.get_or_insert_with(|| CrackScratch::new(&self.mesh));

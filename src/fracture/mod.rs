@@ -24,5 +24,5 @@ pub use impact::{ContactPoint, FractureSettings, ImpactOutcome, Impactor, PhaseT
 pub use propagate::{propagate, propagate_with, Crack, CrackScratch, CrackStop, EnergyBalance};
 pub use state::FractureState;
 pub use stress::{max_principal_stress, principal_direction};
-pub use surface::CrackSurface;
+pub use surface::{resolved_octaves, CrackSurface, MAX_NOISE_OCTAVES};
 pub use weak_points::WeakPoints;

@@ -269,7 +269,8 @@ pub fn propagate_with(
             // Edge positions run from the lower node index to the higher.
             let position = if tet[a] < tet[b] { t } else { 1.0 - t };
             if state.cut(edge, position) {
-                scratch.seeds.extend([tet[a], tet[b]]);
+                scratch.seeds.push(tet[a]);
+                scratch.seeds.push(tet[b]);
             }
         }
         for &n in &topo.face_neighbours[e] {

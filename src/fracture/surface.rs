@@ -4,7 +4,7 @@
 //! principal stress, `R = (d⊥₁ d d⊥₂)` (eqs. 3.5–3.6).
 
 use nalgebra::{Matrix3, Point3, Vector3};
-use noise::{Fbm, NoiseFn, Perlin};
+use noise::{Fbm, MultiFractal, NoiseFn, Perlin};
 
 /// One crack's surface; `s < 0` on one side, `s ≥ 0` on the other.
 #[derive(Debug, Clone)]
@@ -16,14 +16,38 @@ pub struct CrackSurface {
     frequency_per_m: f64,
     /// Where this crack reads the shared noise field (lattice units).
     noise_offset: [f64; 2],
+    noise_octaves: usize,
 }
 
-/// One fractal Perlin field serves every crack; a crack's seed picks its
-/// window into it. Building an `Fbm` shuffles a permutation table per
-/// octave, which cost more than the rest of a small crack.
-fn noise_field() -> &'static Fbm<Perlin> {
-    static FIELD: std::sync::OnceLock<Fbm<Perlin>> = std::sync::OnceLock::new();
-    FIELD.get_or_init(|| Fbm::new(0x7e55_e7a))
+/// Most octaves of the crack noise (the `noise` crate's default for `Fbm`).
+pub const MAX_NOISE_OCTAVES: usize = 6;
+
+/// One fractal Perlin field per octave count serves every crack; a crack's
+/// seed picks its window into it. Building an `Fbm` shuffles a permutation
+/// table per octave, which cost more than the rest of a small crack. The
+/// first k octaves of every field are the same Perlin sources.
+fn noise_field(octaves: usize) -> &'static Fbm<Perlin> {
+    static FIELDS: [std::sync::OnceLock<Fbm<Perlin>>; MAX_NOISE_OCTAVES] =
+        [const { std::sync::OnceLock::new() }; MAX_NOISE_OCTAVES];
+    let octaves = octaves.clamp(1, MAX_NOISE_OCTAVES);
+    FIELDS[octaves - 1].get_or_init(|| Fbm::new(0x7e55_e7a).set_octaves(octaves))
+}
+
+/// The octaves of a crack noise of base frequency `frequency_per_m` that a
+/// surface sampled every `node_spacing_m` can carry: those whose wavelength
+/// is at least twice the spacing (Nyquist), at least one. The surface is
+/// only ever evaluated at mesh nodes, and finer octaves would alias into
+/// independent jitter of each node's cut position while costing a Perlin
+/// evaluation each (an `Fbm` octave is `lacunarity` times the frequency of
+/// the one before).
+pub fn resolved_octaves(frequency_per_m: f64, node_spacing_m: f64) -> usize {
+    let lacunarity = Fbm::<Perlin>::DEFAULT_LACUNARITY;
+    let finest = 1.0 / (2.0 * node_spacing_m * frequency_per_m);
+    if !(finest >= 1.0) {
+        return 1;
+    }
+    let above_base = (finest.ln() / lacunarity.ln()).floor();
+    (above_base as usize + 1).min(MAX_NOISE_OCTAVES)
 }
 
 /// The window of `seed` into the noise field: two coordinates in [0, 256)
@@ -59,6 +83,16 @@ impl CrackSurface {
             amplitude_m,
             frequency_per_m,
             noise_offset: noise_offset(seed),
+            noise_octaves: MAX_NOISE_OCTAVES,
+        }
+    }
+
+    /// The same surface with only the noise's first `octaves` octaves (1 to
+    /// [`MAX_NOISE_OCTAVES`], the default); see [`resolved_octaves`].
+    pub fn with_noise_octaves(self, octaves: usize) -> Self {
+        Self {
+            noise_octaves: octaves.clamp(1, MAX_NOISE_OCTAVES),
+            ..self
         }
     }
 
@@ -99,7 +133,7 @@ impl CrackSurface {
         }
         let [u, v] = self.noise_offset;
         q.y - self.amplitude_m
-            * noise_field().get([
+            * noise_field(self.noise_octaves).get([
                 u + self.frequency_per_m * q.x,
                 v + self.frequency_per_m * q.z,
             ])

@@ -151,6 +151,16 @@ impl TetMesh {
         Point3::from((p[0].coords + p[1].coords + p[2].coords + p[3].coords) / 4.0)
     }
 
+    /// Mean length of the mesh's edges (m): its resolution.
+    pub fn mean_edge_length(&self) -> f64 {
+        let edges = &self.topology.edges;
+        let total: f64 = edges
+            .iter()
+            .map(|&[a, b]| (self.nodes[b as usize] - self.nodes[a as usize]).norm())
+            .sum();
+        total / edges.len().max(1) as f64
+    }
+
     /// Total volume (m³).
     pub fn volume(&self) -> f64 {
         (0..self.tets.len()).map(|t| self.tet_volume(t)).sum()
