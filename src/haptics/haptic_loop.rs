@@ -1,8 +1,9 @@
-//! The haptic thread: 1 kHz on absolute deadlines ([`Deadlines`]; a virtual
-//! clock in lockstep). Per tick: read the device → scaling → virtual coupling → step
-//! the sub-world → scaling → command the device → tick record; every r_sim
-//! ticks, synchronise with the simulation thread. Nothing here allocates
-//! in the steady state, takes a lock, or formats a string.
+//! The haptic thread: 1 kHz on absolute deadlines ([`Deadlines`]; a
+//! virtual clock in lockstep). Per tick: read the device → scaling →
+//! virtual coupling → step the sub-world → scaling → command the device →
+//! tick record; every r_sim ticks, synchronise with the simulation thread.
+//! Nothing here allocates in the steady state, takes a lock, or formats a
+//! string.
 
 use super::coupling::{ProxyState, VirtualCoupling};
 use super::deadlines::Deadlines;
@@ -114,7 +115,9 @@ impl HapticLoop {
             let lateness_us = if self.lockstep {
                 0.0
             } else {
-                deadlines.started(tick, woke) * 1e6
+                let late_us = deadlines.started(tick, woke) * 1e6;
+                self.stats.clock_lag_s = deadlines.clock_lag_s();
+                late_us
             };
             self.tick(tick, lateness_us, woke);
             if (tick + 1) % u64::from(self.sync_ratio) == 0 {
@@ -127,7 +130,6 @@ impl HapticLoop {
             self.stats.compute.record(compute_us);
             self.stats.ticks += 1;
         }
-        self.stats.clock_lag_s = deadlines.clock_lag_s();
         exchange.recycle_up(up);
         Ok(())
     }
