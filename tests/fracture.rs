@@ -44,7 +44,17 @@ fn cut(
                 .total_cmp(&(mesh.tet_centroid(b) - origin).norm())
         })
         .expect("the surface crosses the mesh");
-    propagate(mesh, state, &surface, start, &NEVER_STOPS, &mut |_| 1e9)
+    let mut scratch = CrackScratch::new(mesh);
+    let crack = propagate(
+        &mut scratch,
+        mesh,
+        state,
+        &surface,
+        start,
+        &NEVER_STOPS,
+        &mut |_| 1e9,
+    );
+    (crack, scratch.update_fragments(mesh, state))
 }
 
 #[test]
@@ -249,9 +259,17 @@ fn energy_stops_a_crack_inside_the_body() {
         toughness_j_m2: 10.0,
         energy_length_m: 1e-3,
     };
-    let (crack, created) = propagate(&mesh, &mut state, &surface, start, &balance, &mut |t| {
-        4e4 * (-(mesh.tet_centroid(t) - centre).norm() / 0.02).exp()
-    });
+    let mut scratch = CrackScratch::new(&mesh);
+    let crack = propagate(
+        &mut scratch,
+        &mesh,
+        &mut state,
+        &surface,
+        start,
+        &balance,
+        &mut |t| 4e4 * (-(mesh.tet_centroid(t) - centre).norm() / 0.02).exp(),
+    );
+    let created = scratch.update_fragments(&mesh, &mut state);
     assert_eq!(crack.stop, CrackStop::Energy);
     assert!(crack.fracture_energy_j >= crack.available_energy_j * 0.5);
     assert!(

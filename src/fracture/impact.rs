@@ -4,7 +4,7 @@
 use super::contact::contact_patch;
 use super::energy::StrainEnergy;
 use super::initiation::screen;
-use super::propagate::{propagate_with, Crack, CrackScratch, EnergyBalance};
+use super::propagate::{propagate, Crack, CrackScratch, EnergyBalance};
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
@@ -372,7 +372,7 @@ impl BreakableBody {
                 times.initiation += t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
                 let scratch = scratch.get_or_insert_with(|| CrackScratch::new(&self.mesh));
-                let crack = propagate_with(
+                let crack = propagate(
                     scratch,
                     &self.mesh,
                     &mut self.state,

@@ -190,38 +190,14 @@ impl CrackScratch {
     }
 }
 
-/// Propagates one crack from `start` (Alg. 2) and updates the fragment
-/// identifiers of the fragments it crossed (Alg. 1); returns the crack and
-/// the fragment identifiers it created (none for a partial crack).
-/// `energy_density(e)` is η_e, the strain-energy density of element e
-/// (J/m³) in the loading that opened the crack. Allocates its working
-/// memory; to propagate several cracks on one mesh, use [`propagate_with`].
-pub fn propagate(
-    mesh: &TetMesh,
-    state: &mut FractureState,
-    surface: &CrackSurface,
-    start: usize,
-    balance: &EnergyBalance,
-    energy_density: &mut dyn FnMut(usize) -> f64,
-) -> (Crack, Vec<u32>) {
-    let mut scratch = CrackScratch::new(mesh);
-    let crack = propagate_with(
-        &mut scratch,
-        mesh,
-        state,
-        surface,
-        start,
-        balance,
-        energy_density,
-    );
-    (crack, scratch.update_fragments(mesh, state))
-}
-
-/// [`propagate`] with working memory `scratch` made for `mesh`, leaving
-/// the fragment identifiers to [`CrackScratch::update_fragments`]. Cost:
+/// Propagates one crack from `start` (Alg. 2) with working memory
+/// `scratch` made for `mesh`; the fragment identifiers it splits are
+/// updated by [`CrackScratch::update_fragments`] (Alg. 1), once after an
+/// event's last crack. `energy_density(e)` is η_e, the strain-energy
+/// density of element e (J/m³) in the loading that opened the crack. Cost:
 /// linear in the elements crossed and their neighbours (η_e is asked once
 /// per element entered).
-pub fn propagate_with(
+pub fn propagate(
     scratch: &mut CrackScratch,
     mesh: &TetMesh,
     state: &mut FractureState,
