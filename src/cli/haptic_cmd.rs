@@ -296,11 +296,7 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
             Some(cpu) => format!("{cpu} ({})", r.cpu_choice),
             None => r.cpu_choice.clone(),
         },
-        if r.errors.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", r.errors.join("; "))
-        }
+        super::errors_suffix(&r.errors)
     );
     if let Some(steal) = &summary.host_steal {
         println!(

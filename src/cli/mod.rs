@@ -110,6 +110,16 @@ pub struct BodyArgs {
     pub material: String,
 }
 
+/// What a real-time request could not obtain, as a text suffix (` (a; b)`,
+/// empty when it obtained everything).
+fn errors_suffix(errors: &[String]) -> String {
+    if errors.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", errors.join("; "))
+    }
+}
+
 fn material_library(cli: &Cli) -> anyhow::Result<MaterialLibrary> {
     Ok(match &cli.materials {
         Some(path) => MaterialLibrary::load(path)?,

@@ -312,11 +312,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
             "scheduling: stepping thread {}, workers {}{}",
             r.policy,
             r.worker_policies.join(", "),
-            if r.errors.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", r.errors.join("; "))
-            }
+            super::errors_suffix(&r.errors)
         );
     }
     let s = &report.step_ms;
