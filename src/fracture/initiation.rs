@@ -90,22 +90,31 @@ pub(crate) fn screen(
     // the hot lists, whichever group finds it. Results do not depend on the
     // order in which groups run.
     let known_peak = AtomicU64::new(0.0f64.to_bits());
+    let states = States {
+        z,
+        magnitudes: &magnitudes,
+        steps,
+    };
     let evaluate = |groups: &[(f32, u32)]| -> Vec<GroupResult> {
+        // A few microseconds per group: tasks of fewer groups cost more
+        // than they save, and a small body (checked inside the world's
+        // parallel phase) is best screened on one thread.
         groups
-            .par_iter()
-            // A few microseconds per group: tasks of fewer groups cost more
-            // than they save, and a small body (checked inside the world's
-            // parallel phase) is best screened on one thread.
-            .with_min_len(EVALUATE_TASK_GROUPS)
-            .map(|&(bound, g)| {
+            .par_chunks(EVALUATE_TASK_GROUPS)
+            .flat_map_iter(|chunk| {
+                let bounds = centre_bounds(stress, chunk, &states);
                 let known_peak = exact_peak.then_some(&known_peak);
-                let states = States {
-                    z,
-                    magnitudes: &magnitudes,
-                    steps,
-                };
-                let group = (g as usize, bound);
-                evaluate_group(stress, group, &states, threshold_pa, known_peak)
+                let states = &states;
+                chunk.iter().zip(bounds).map(move |(&(_, g), bounds)| {
+                    evaluate_group(
+                        stress,
+                        g as usize,
+                        &bounds,
+                        states,
+                        threshold_pa,
+                        known_peak,
+                    )
+                })
             })
             .collect()
     };
@@ -245,15 +254,15 @@ struct States<'a> {
     steps: usize,
 }
 
-/// Forms the stresses of group `group` (its index and its bound over the
-/// contact, [`ModalStress::group_bound`]) at the samples where the centre
-/// bound ([`centre_bounds`]) allows σ₁ above what is wanted, and returns
+/// Forms the stresses of group `group` at the samples where its centre
+/// bounds `bounds` ([`centre_bounds`]) allow σ₁ above what is wanted, and returns
 /// its elements above the threshold. With `known_peak` (f64 bits of the
 /// largest σ₁ found by any group, raised here), also the group's exact
 /// peak; else the peak only counts elements above the threshold.
 fn evaluate_group(
     stress: &ModalStress,
-    (group, group_bound): (usize, f32),
+    group: usize,
+    bounds: &[f64],
     states: &States,
     threshold_pa: f64,
     known_peak: Option<&AtomicU64>,
@@ -271,7 +280,6 @@ fn evaluate_group(
         Some(_) => threshold_pa.min(shared_peak()),
         None => threshold_pa,
     };
-    let bounds = centre_bounds(stress, group, group_bound, states);
     let Some(first_sample) = bounds.iter().position(|&b| b > wanted) else {
         return result;
     };
@@ -355,41 +363,39 @@ fn evaluate_group(
     result
 }
 
-/// Per sample k, an upper bound of σ₁ of every element of `group` at
-/// state z_k: an element's stress is the group's centre stress c(z_k) plus
-/// a tensor of Frobenius norm at most Σ_j spread_j·|z_kj|
-/// ([`ModalStress::group_spread_bound`]), so by Weyl's inequality
-/// σ₁ ≤ λ_max(c(z_k)) + Σ_j spread_j·|z_kj|. The centre costs
+/// For each group of `groups` (index and bound over the contact,
+/// [`ModalStress::group_bound`]) and each sample k, an upper bound of σ₁ of
+/// every element of the group at state z_k: an element's stress is the
+/// group's centre stress c(z_k) plus a tensor of Frobenius norm at most
+/// Σ_j spread_j·|z_kj| ([`ModalStress::group_spread_bounds`]), so by Weyl's
+/// inequality σ₁ ≤ λ_max(c(z_k)) + Σ_j spread_j·|z_kj|. The centre costs
 /// a sixteenth of the group's stresses; far from the contact it shows
 /// that no element can reach the threshold where [`ModalStress::group_bound`]
 /// (a bound on the norm over the whole contact) cannot.
-fn centre_bounds(
-    stress: &ModalStress,
-    group: usize,
-    group_bound: f32,
-    states: &States,
-) -> Vec<f64> {
+fn centre_bounds(stress: &ModalStress, groups: &[(f32, u32)], states: &States) -> Vec<Vec<f64>> {
     let m = stress.mode_count();
+    let indices: Vec<u32> = groups.iter().map(|&(_, g)| g).collect();
     let z = faer::MatRef::from_column_major_slice(states.z, m, states.steps);
-    let mut centre = faer::Mat::<f32>::zeros(6, states.steps);
-    faer::linalg::matmul::matmul(
-        centre.as_mut(),
-        faer::Accum::Replace,
-        stress.group_centre(group),
-        z,
-        1.0,
-        faer::Par::Seq,
-    );
-    // Rounding: the f32 sums over m modes (the elements' stresses, the
-    // centre's) each err by at most ~m·6e-8 of the sum of
-    // magnitudes, which `group_bound` bounds; 1e-5·m covers them with room.
-    let rounding = 1e-5 * m as f64 * f64::from(group_bound);
-    (0..states.steps)
-        .map(|k| {
-            let c: [f64; 6] = std::array::from_fn(|r| f64::from(centre[(r, k)]));
-            let magnitudes = &states.magnitudes[k * m..(k + 1) * m];
-            let spread = f64::from(stress.group_spread_bound(group, magnitudes));
-            gershgorin_bound(&c).min(deviatoric_bound(&c)) + spread + rounding
+    let magnitudes = faer::MatRef::from_column_major_slice(states.magnitudes, m, states.steps);
+    let centres = stress.group_centre_stresses(&indices, z);
+    let spreads = stress.group_spread_bounds(&indices, magnitudes);
+    groups
+        .iter()
+        .enumerate()
+        .map(|(i, &(group_bound, _))| {
+            // Rounding: the f32 sums over m modes (the elements' stresses,
+            // the centre's) each err by at most ~m·6e-8 of the sum of
+            // magnitudes, which `group_bound` bounds; 1e-5·m covers them
+            // with room.
+            let rounding = 1e-5 * m as f64 * f64::from(group_bound);
+            (0..states.steps)
+                .map(|k| {
+                    let c: [f64; 6] = std::array::from_fn(|r| f64::from(centres[(6 * i + r, k)]));
+                    gershgorin_bound(&c).min(deviatoric_bound(&c))
+                        + f64::from(spreads[(i, k)])
+                        + rounding
+                })
+                .collect()
         })
         .collect()
 }
