@@ -22,6 +22,7 @@ use super::FractureState;
 use crate::mesh::{MassIntegrals, TetMesh, NO_NEIGHBOUR, TET_EDGES, TET_FACES};
 use nalgebra::{Matrix3, Point3};
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// One fragment: its surface, tets and mass properties.
 #[derive(Debug, Clone)]
@@ -57,15 +58,45 @@ struct Builder {
     triangles: Vec<[Vertex; 3]>,
 }
 
-/// Everything needed to split one tet.
+/// Everything needed to split one tet: its nodes, its edges and the cut
+/// points of the edges between its fragments, each computed once (a split
+/// tet reads each of them for two to four pieces and for its boundary
+/// faces).
 struct TetSplit<'a> {
     mesh: &'a TetMesh,
-    state: &'a FractureState,
-    tet: usize,
     nodes: [u32; 4],
+    /// Global edge index of each local edge, in [`TET_EDGES`] order.
+    edges: [u32; 6],
+    /// Cut point of each local edge whose nodes lie in different fragments.
+    cut_points: [Point3<f64>; 6],
 }
 
-impl TetSplit<'_> {
+/// Local edge (index into [`TET_EDGES`]) between local nodes i and j.
+const LOCAL_EDGE: [[usize; 4]; 4] = [
+    [usize::MAX, 0, 1, 2],
+    [0, usize::MAX, 3, 4],
+    [1, 3, usize::MAX, 5],
+    [2, 4, 5, usize::MAX],
+];
+
+impl<'a> TetSplit<'a> {
+    /// Tet `tet`, whose nodes lie in the fragments `ids`.
+    fn new(mesh: &'a TetMesh, state: &FractureState, tet: usize, ids: [u32; 4]) -> Self {
+        let edges = mesh.topology().tet_edges[tet];
+        let mut cut_points = [Point3::origin(); 6];
+        for (local, &[a, b]) in TET_EDGES.iter().enumerate() {
+            if ids[a] != ids[b] {
+                cut_points[local] = cut_point(mesh, state, edges[local] as usize);
+            }
+        }
+        Self {
+            mesh,
+            nodes: mesh.tets()[tet],
+            edges,
+            cut_points,
+        }
+    }
+
     /// Local node i's position (read only for tets that are split: an
     /// intact tet's integrals come from the mesh's table).
     fn point(&self, i: usize) -> Point3<f64> {
@@ -73,19 +104,16 @@ impl TetSplit<'_> {
     }
 
     fn edge(&self, i: usize, j: usize) -> u32 {
-        let local = TET_EDGES
-            .iter()
-            .position(|&[a, b]| (a, b) == (i.min(j), i.max(j)))
-            .expect("a tet edge");
-        self.mesh.topology().tet_edges[self.tet][local]
+        self.edges[LOCAL_EDGE[i][j]]
     }
 
     fn cut(&self, i: usize, j: usize) -> Vertex {
         Vertex::Cut(self.edge(i, j))
     }
 
+    /// The cut point between local nodes i and j, in different fragments.
     fn cut_point(&self, i: usize, j: usize) -> Point3<f64> {
-        cut_point(self.mesh, self.state, self.edge(i, j) as usize)
+        self.cut_points[LOCAL_EDGE[i][j]]
     }
 
     /// Corner piece at local node i: the tet (pᵢ, P_i,f0, P_i,f1, P_i,f2),
@@ -202,35 +230,42 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
     // Node fragments are 0..bound; gap fragments, one per tet holding three
     // or four fragments, are numbered after them in tet order.
     let builders: Vec<Builder> = all.nodes.into_iter().chain(all.gaps).collect();
+    // One vertex map per worker thread, not per rayon task: a map is two
+    // words per node and edge of the body (2 MB at 175k tets), and zeroing
+    // one per task cost more than indexing.
+    let workers: Vec<Mutex<Option<VertexSlots>>> = (0..rayon::current_num_threads())
+        .map(|_| Mutex::new(None))
+        .collect();
     builders
         .into_par_iter()
         .enumerate()
         .with_min_len(16)
-        .map_init(
-            || VertexSlots::new(mesh),
-            |slots, (id, b)| {
-                let id = id as u32;
-                if b.integrals.volume <= 0.0 {
-                    return None;
-                }
-                let (points, triangles) = slots.index(mesh, state, id, &b.triangles);
-                let mut tets = b.tets;
-                tets.sort_unstable();
-                tets.dedup();
-                Some(Fragment {
-                    id,
-                    is_gap: id >= state.fragment_id_bound(),
-                    volume_m3: b.integrals.volume,
-                    mass_kg: density_kg_m3 * b.integrals.volume,
-                    centroid_m: b.integrals.centroid(),
-                    inertia_kg_m2: b.integrals.inertia_about_centroid(density_kg_m3),
-                    tets,
-                    points,
-                    triangles,
-                })
-            },
-        )
-        .flatten()
+        .filter_map(|(id, b)| {
+            let id = id as u32;
+            if b.integrals.volume <= 0.0 {
+                return None;
+            }
+            let worker = rayon::current_thread_index().unwrap_or(0) % workers.len();
+            // Uncontended: a worker holds only its own map, and nothing
+            // below waits on other tasks.
+            let mut slots = workers[worker].lock().unwrap_or_else(|e| e.into_inner());
+            let slots = slots.get_or_insert_with(|| VertexSlots::new(mesh));
+            let (points, triangles) = slots.index(mesh, state, id, &b.triangles);
+            let mut tets = b.tets;
+            tets.sort_unstable();
+            tets.dedup();
+            Some(Fragment {
+                id,
+                is_gap: id >= state.fragment_id_bound(),
+                volume_m3: b.integrals.volume,
+                mass_kg: density_kg_m3 * b.integrals.volume,
+                centroid_m: b.integrals.centroid(),
+                inertia_kg_m2: b.integrals.inertia_about_centroid(density_kg_m3),
+                tets,
+                points,
+                triangles,
+            })
+        })
         .collect()
 }
 
@@ -321,12 +356,7 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
     let ids_of = |t: usize| mesh.tets()[t].map(|n| node_ids[n as usize]);
     for t in tets {
         let ids = ids_of(t);
-        let split = TetSplit {
-            mesh,
-            state,
-            tet: t,
-            nodes: mesh.tets()[t],
-        };
+        let split = TetSplit::new(mesh, state, t, ids);
         let whole = mesh.tet_integrals()[t];
         let count = distinct(ids);
         if count == 1 {
