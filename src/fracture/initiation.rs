@@ -35,7 +35,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Groups evaluated together once the Rankine candidates are done.
 const PEAK_BATCH: usize = 64;
 
-/// Fewest element groups evaluated by one parallel task.
+/// Element groups evaluated by one parallel task, their centre bounds
+/// formed in one product.
 const EVALUATE_TASK_GROUPS: usize = 32;
 
 /// Elements in tension above the threshold, per time sample.
