@@ -51,8 +51,8 @@ impl<'a> StrainEnergy<'a> {
     }
 
     /// η (J/m³) of `element` at the state of the last [`Self::set_state`]
-    /// (before any, the zero state). The first call sizes the per-node memory: an event that starts no
-    /// crack allocates nothing.
+    /// (before any, the zero state). The first call sizes the per-node
+    /// memory: an event that starts no crack allocates nothing.
     pub fn density(&mut self, element: usize) -> f64 {
         if self.node_state.is_empty() {
             self.node_state = vec![0; self.mesh.node_count()];

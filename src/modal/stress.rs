@@ -163,14 +163,7 @@ impl ModalStress {
     /// all of them: a (6 × m)·(m × samples) product per group costs more in
     /// setting up than in arithmetic.
     pub fn group_centre_stresses(&self, groups: &[u32], z: faer::MatRef<'_, f32>) -> Mat<f32> {
-        let m = self.modes;
-        let rows: Vec<f32> = groups
-            .iter()
-            .flat_map(|&g| &self.group_centres[6 * m * g as usize..6 * m * (g as usize + 1)])
-            .copied()
-            .collect();
-        let centres = faer::MatRef::from_row_major_slice(&rows, 6 * groups.len(), m);
-        product(centres, z)
+        gathered_product(&self.group_centres, 6, self.modes, groups, z)
     }
 
     /// Upper bounds of ‖σ_e − centre‖ (Frobenius) over the elements e of
@@ -182,16 +175,8 @@ impl ModalStress {
         groups: &[u32],
         magnitudes: faer::MatRef<'_, f32>,
     ) -> Mat<f32> {
-        let m = self.modes;
-        let rows: Vec<f32> = groups
-            .iter()
-            .flat_map(|&g| &self.group_spreads[m * g as usize..m * (g as usize + 1)])
-            .copied()
-            .collect();
-        let spreads = faer::MatRef::from_row_major_slice(&rows, groups.len(), m);
-        let mut bounds = product(spreads, magnitudes);
-        // Margin for the rounding of f32 sums (m terms of relative 6e-8).
-        bounds *= faer::Scale(1.0 + 1e-4 * m as f32);
+        let mut bounds = gathered_product(&self.group_spreads, 1, self.modes, groups, magnitudes);
+        bounds *= faer::Scale(sum_rounding_margin(self.modes));
         bounds
     }
 
@@ -201,13 +186,33 @@ impl ModalStress {
     /// ‖Σ_j σ_e,j z_j‖ ≤ Σ_j ‖σ_e,j‖ |z_j| by the triangle inequality.
     pub fn group_bound(&self, g: usize, amplitude: &[f32]) -> f32 {
         let m = self.modes;
-        // Margin for the rounding of f32 sums (m terms of relative 6e-8).
-        dot(&self.group_norms[g * m..(g + 1) * m], amplitude) * (1.0 + 1e-4 * m as f32)
+        dot(&self.group_norms[g * m..(g + 1) * m], amplitude) * sum_rounding_margin(m)
     }
 }
 
-/// a·b on the calling thread (the callers are parallel tasks already).
-fn product(a: faer::MatRef<'_, f32>, b: faer::MatRef<'_, f32>) -> Mat<f32> {
+/// Factor that keeps a bound computed as an f32 sum of m non-negative
+/// terms (relative rounding 6e-8 each) above the exact sum.
+fn sum_rounding_margin(m: usize) -> f32 {
+    1.0 + 1e-4 * m as f32
+}
+
+/// The rows of `groups` in a per-group table of `rows_per_group` rows of m
+/// (row-major, group after group), stacked, times `b` (m × n), on the
+/// calling thread (the callers are parallel tasks already).
+fn gathered_product(
+    table: &[f32],
+    rows_per_group: usize,
+    m: usize,
+    groups: &[u32],
+    b: faer::MatRef<'_, f32>,
+) -> Mat<f32> {
+    let block = rows_per_group * m;
+    let rows: Vec<f32> = groups
+        .iter()
+        .flat_map(|&g| &table[block * g as usize..block * (g as usize + 1)])
+        .copied()
+        .collect();
+    let a = faer::MatRef::from_row_major_slice(&rows, rows_per_group * groups.len(), m);
     let mut out = Mat::zeros(a.nrows(), b.ncols());
     faer::linalg::matmul::matmul(
         out.as_mut(),
