@@ -284,6 +284,69 @@ fn energy_stops_a_crack_inside_the_body() {
     assert!(rel(pieces[0].volume_m3, mesh.volume()) < 1e-12);
 }
 
+/// A crack with energy to spare asks for η only to get started; it
+/// crosses the same elements and reports the same E_s, to the bit, as
+/// when every η is asked as it enters.
+#[test]
+fn a_crack_with_energy_to_spare_asks_for_few_densities() {
+    let mesh = box_mesh([0.2, 0.2, 0.02], [16, 16, 2], None).unwrap();
+    let surface = CrackSurface::new(Point3::new(0.1, 0.1, 0.01), Vector3::x(), 0.0, 1.0, 0);
+    let start = (0..mesh.tet_count())
+        .find(|&t| {
+            let v = mesh.tet_points(t).map(|p| surface.value(&p));
+            v.iter().any(|&x| x < 0.0) && v.iter().any(|&x| x >= 0.0)
+        })
+        .unwrap();
+    let eta = |t: usize| 1e3 * (1.0 + mesh.tet_centroid(t).y);
+    let balance = EnergyBalance {
+        toughness_j_m2: 1.0,
+        energy_length_m: 0.1,
+    };
+    let mut state = FractureState::new(&mesh);
+    let mut scratch = CrackScratch::new(&mesh);
+    let mut asked = Vec::new();
+    let mut ledger = EnergyLedger::default();
+    let deferred = propagate_deferred(
+        &mut scratch,
+        &mesh,
+        &mut state,
+        &surface,
+        start,
+        &balance,
+        &mut |t| {
+            asked.push(t);
+            eta(t)
+        },
+        &mut ledger,
+    );
+    assert_eq!(deferred.stop, CrackStop::Boundary);
+    assert!(deferred.elements > 100, "{} elements", deferred.elements);
+    assert_eq!(asked, [start], "only the start element's η is needed");
+    assert!(ledger.total_j().is_none());
+    // The eager sum: every η, in the order entered.
+    let entered: Vec<usize> = ledger.pending().collect();
+    assert_eq!(entered.len() + 1, deferred.elements);
+    let mut densities = entered.iter().map(|&t| eta(t));
+    ledger.fill(&mut densities);
+    let mut state = FractureState::new(&mesh);
+    let mut scratch = CrackScratch::new(&mesh);
+    let eager = propagate(
+        &mut scratch,
+        &mesh,
+        &mut state,
+        &surface,
+        start,
+        &balance,
+        &mut |t| eta(t),
+    );
+    assert_eq!(eager.elements, deferred.elements);
+    assert_eq!(
+        eager.available_energy_j.to_bits(),
+        ledger.total_j().unwrap().to_bits()
+    );
+    assert!(deferred.available_energy_j <= eager.available_energy_j);
+}
+
 #[test]
 fn same_input_gives_identical_fragments() {
     let run = || {
@@ -519,4 +582,44 @@ fn the_crack_noise_keeps_the_octaves_the_mesh_resolves() {
     assert_eq!(resolved_octaves(50.0, 1e-6), MAX_NOISE_OCTAVES);
     assert_eq!(resolved_octaves(50.0, f64::NAN), 1);
     assert_eq!(resolved_octaves(50.0, -1.0), 1);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// The ledger answers every energy test as the eager in-order sum
+    /// would, asks for η in the order entered and no further than the
+    /// answer needs, and its total is the eager sum to the bit.
+    #[test]
+    fn the_energy_ledger_decides_as_the_exact_sum_would(
+        steps in proptest::collection::vec(
+            (0.0f64..1e-3, 0.0f64..1e8, proptest::bool::weighted(0.2), 0.0f64..1.2),
+            1..60,
+        )
+    ) {
+        let mut ledger = EnergyLedger::default();
+        let densities: Vec<f64> = steps.iter().map(|s| s.1).collect();
+        let mut eager = 0.0;
+        let mut asked_up_to = 0;
+        for (element, &(weight, eta, known, query)) in steps.iter().enumerate() {
+            ledger.enter(element, weight, known.then_some(eta));
+            eager += weight * eta;
+            // Queries around the eager sum, both sides of it.
+            let needed = query * eager;
+            let mut asked = Vec::new();
+            let exceeds = ledger.exceeds(needed, &mut |e| {
+                asked.push(e);
+                densities[e]
+            });
+            proptest::prop_assert_eq!(exceeds, needed < eager);
+            proptest::prop_assert!(ledger.known_j() <= eager);
+            for &e in &asked {
+                proptest::prop_assert!(e >= asked_up_to, "η of {} asked out of order", e);
+                asked_up_to = e + 1;
+            }
+        }
+        let mut rest = ledger.pending().map(|e| densities[e]).collect::<Vec<_>>().into_iter();
+        ledger.fill(&mut rest);
+        proptest::prop_assert_eq!(ledger.total_j().unwrap().to_bits(), eager.to_bits());
+    }
 }

@@ -7,7 +7,7 @@ use common::{material, rel};
 use nalgebra::DMatrix;
 use tessera::config::Material;
 use tessera::fem::{assemble_stiffness, constitutive_matrix, lumped_mass, DofPattern, TetElement};
-use tessera::fracture::StrainEnergy;
+use tessera::fracture::{EnergyLedger, PendingDensities, StrainEnergy};
 use tessera::mesh::{box_mesh, TetMesh};
 use tessera::modal::*;
 
@@ -347,6 +347,57 @@ fn strain_energy_from_node_displacements_matches_the_modal_stresses() {
             }
         }
     }
+}
+
+/// Densities evaluated on the pool, in tasks and states interleaved, are
+/// the ones a single [`StrainEnergy`] gives in turn: ledger totals agree
+/// to the bit.
+#[test]
+fn pending_densities_on_the_pool_equal_the_serial_ones() {
+    let mesh = box_mesh([0.1, 0.05, 0.01], [12, 6, 2], None).unwrap();
+    let tile = material("ceramic-tile");
+    let m = 8;
+    let (basis, _) = analyse(&mesh, &tile, &EigenSettings::new(m), None, &|_| {}).unwrap();
+    let c = constitutive_matrix(&tile);
+    let states: Vec<Vec<f32>> = (0..3)
+        .map(|s| (0..m).map(|j| 1e-3 * ((s * m + j) as f32).sin()).collect())
+        .collect();
+    // Ledgers long enough for several tasks, over shared elements and states.
+    let ledgers_of = |count: usize| -> Vec<(usize, EnergyLedger)> {
+        (0..count)
+            .map(|l| {
+                let mut ledger = EnergyLedger::default();
+                for k in 0..700 {
+                    let t = (l * 131 + k * 17) % mesh.tet_count();
+                    ledger.enter(t, 1e-4 * (1.0 + (k % 5) as f64), None);
+                }
+                (l % states.len(), ledger)
+            })
+            .collect()
+    };
+    let mut serial = ledgers_of(5);
+    let mut energy = StrainEnergy::new(&mesh, basis.displacement(), &c);
+    let serial_totals: Vec<u64> = serial
+        .iter_mut()
+        .map(|(s, ledger)| {
+            energy.set_state(&states[*s]);
+            ledger.complete(&mut |t| energy.density(t)).to_bits()
+        })
+        .collect();
+    let parallel = ledgers_of(5);
+    let pending = PendingDensities::new(&mesh, basis.displacement(), &c);
+    rayon::scope(|scope| {
+        for (index, (s, ledger)) in parallel.iter().enumerate() {
+            pending.spawn(scope, index, &states[*s], ledger);
+        }
+    });
+    let mut ledgers: Vec<EnergyLedger> = parallel.into_iter().map(|(_, l)| l).collect();
+    pending.fill(&mut ledgers);
+    let totals: Vec<u64> = ledgers
+        .iter()
+        .map(|l| l.total_j().unwrap().to_bits())
+        .collect();
+    assert_eq!(totals, serial_totals);
 }
 
 #[test]

@@ -1,10 +1,16 @@
-//! The strain-energy density η_e of the elements a crack enters (Glondu
-//! 2012 eq. 3.8), at the modal state that opened the crack.
+//! The strain energy available to a crack (Glondu 2012 eq. 3.8): the
+//! density η_e of the elements it enters, at the modal state that opened
+//! it, and the ledger E_s = Σ A_e γ η_e that the energy stop weighs.
 
+use super::worker_local::WorkerLocal;
 use crate::fem::{strain_energy_density, TetElement};
 use crate::mesh::TetMesh;
 use crate::modal::ModalDisplacement;
 use nalgebra::{Matrix6, Vector3};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Pending densities evaluated per rayon task by [`PendingDensities`].
+const LEDGER_TASK_ELEMENTS: usize = 256;
 
 /// η_e = ½ εᵀ C ε with ε_e = B_e u_e from the displacements u of the
 /// element's four nodes at one modal state. A node's displacement is
@@ -40,8 +46,12 @@ impl<'a> StrainEnergy<'a> {
         }
     }
 
-    /// Makes `z` the modal state of the densities that follow.
+    /// Makes `z` the modal state of the densities that follow; the node
+    /// displacements of the current state are kept if `z` is that state.
     pub fn set_state(&mut self, z: &'a [f32]) {
+        if std::ptr::eq(self.z, z) && self.state != 0 {
+            return;
+        }
         self.z = z;
         self.state = self.state.wrapping_add(1);
         if self.state == 0 {
@@ -68,6 +78,185 @@ impl<'a> StrainEnergy<'a> {
             Vector3::from(self.node_displacement[n].map(f64::from))
         });
         let element = TetElement::new(&self.mesh.tet_points(element)).expect("validated mesh");
-        strain_energy_density(&element.strain(&u), self.stiffness)
+        // Never negative, which the ledger's lower bound relies on; only
+        // rounding of a vanishing strain could make it so.
+        strain_energy_density(&element.strain(&u), self.stiffness).max(0.0)
+    }
+}
+
+/// E_s of one crack (eq. 3.8): Σ A_e γ η_e over the elements it entered,
+/// summed in the order entered, with η_e asked only where the energy stop
+/// needs it.
+///
+/// Every η is ≥ 0, and adding a non-negative term never lowers a rounded
+/// sum, so the sum with the unknown η left out is a lower bound on E_s. A
+/// crack whose fracture energy stays below that bound may enter elements
+/// without asking; a shattering crack, with E_s hundreds of times E_f,
+/// asks for hardly any. The rest are evaluated afterwards, in bulk
+/// ([`PendingDensities`]), and E_s and every stop decision are bit for
+/// bit those of asking every η as the crack goes.
+#[derive(Debug, Clone, Default)]
+pub struct EnergyLedger {
+    elements: Vec<u32>,
+    /// A_e γ (m³).
+    weights_m3: Vec<f64>,
+    /// η_e (J/m³); NaN until known.
+    densities_j_m3: Vec<f64>,
+    /// The entries before `known` all have η, and `known_j` is their sum.
+    known: usize,
+    known_j: f64,
+}
+
+impl EnergyLedger {
+    /// Records `element` entered with weight A_e γ (m³) and, if known, its η.
+    pub fn enter(&mut self, element: usize, weight_m3: f64, density_j_m3: Option<f64>) {
+        self.elements.push(element as u32);
+        self.weights_m3.push(weight_m3);
+        self.densities_j_m3.push(density_j_m3.unwrap_or(f64::NAN));
+        self.advance();
+    }
+
+    fn advance(&mut self) {
+        while let Some(&eta) = self.densities_j_m3.get(self.known) {
+            if eta.is_nan() {
+                break;
+            }
+            // The product's order is eq. 3.8's as written: (A_e γ) η_e.
+            self.known_j += self.weights_m3[self.known] * eta;
+            self.known += 1;
+        }
+    }
+
+    /// Whether E_s of the elements entered so far exceeds `energy_j`, asking
+    /// `density` for pending η in order only until the known part does.
+    /// `false` means every η is known and E_s ≤ `energy_j`.
+    pub fn exceeds(&mut self, energy_j: f64, density: &mut dyn FnMut(usize) -> f64) -> bool {
+        loop {
+            if energy_j < self.known_j {
+                return true;
+            }
+            let Some(&element) = self.elements.get(self.known) else {
+                return false;
+            };
+            self.densities_j_m3[self.known] = density(element as usize);
+            self.advance();
+        }
+    }
+
+    /// E_s when every η is known (see [`Self::pending`]).
+    pub fn total_j(&self) -> Option<f64> {
+        (self.known == self.elements.len()).then_some(self.known_j)
+    }
+
+    /// The sum over the elements whose η is known: a lower bound on E_s.
+    pub fn known_j(&self) -> f64 {
+        self.known_j
+    }
+
+    /// The elements whose η is not known yet, in the order entered.
+    pub fn pending(&self) -> impl Iterator<Item = usize> + '_ {
+        self.elements
+            .iter()
+            .zip(&self.densities_j_m3)
+            .skip(self.known)
+            .filter(|(_, eta)| eta.is_nan())
+            .map(|(&e, _)| e as usize)
+    }
+
+    /// Sets the η of the pending elements, in the order of [`Self::pending`].
+    pub fn fill(&mut self, densities_j_m3: &mut impl Iterator<Item = f64>) {
+        for eta in self.densities_j_m3[self.known..].iter_mut() {
+            if eta.is_nan() {
+                *eta = densities_j_m3
+                    .next()
+                    .expect("one density per pending element");
+            }
+        }
+        self.advance();
+    }
+
+    /// Evaluates every pending η with `density`, in order.
+    pub fn complete(&mut self, density: &mut dyn FnMut(usize) -> f64) -> f64 {
+        self.exceeds(f64::INFINITY, density);
+        self.known_j
+    }
+}
+
+/// The densities the energy stop left pending ([`EnergyLedger::pending`]),
+/// evaluated on the rayon pool while the caller goes on propagating:
+/// tasks of [`LEDGER_TASK_ELEMENTS`] elements, one per-node displacement
+/// cache per worker thread. The densities are those
+/// [`StrainEnergy::density`] gives one at a time.
+pub struct PendingDensities<'a> {
+    mesh: &'a TetMesh,
+    table: &'a ModalDisplacement,
+    stiffness: &'a Matrix6<f64>,
+    workers: WorkerLocal<StrainEnergy<'a>>,
+    /// Per finished task: its ledger, its place among the ledger's tasks,
+    /// and the densities.
+    done: Mutex<Vec<(usize, usize, Vec<f64>)>>,
+}
+
+impl<'a> PendingDensities<'a> {
+    pub fn new(
+        mesh: &'a TetMesh,
+        table: &'a ModalDisplacement,
+        stiffness: &'a Matrix6<f64>,
+    ) -> Self {
+        Self {
+            mesh,
+            table,
+            stiffness,
+            workers: WorkerLocal::new(),
+            done: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Spawns on `scope` the evaluation of `ledger`'s pending densities at
+    /// modal state `z`; `index` is the ledger's place in [`Self::fill`].
+    pub fn spawn<'s>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        index: usize,
+        z: &'a [f32],
+        ledger: &EnergyLedger,
+    ) {
+        let pending: Arc<[u32]> = ledger.pending().map(|e| e as u32).collect();
+        for (task, start) in (0..pending.len()).step_by(LEDGER_TASK_ELEMENTS).enumerate() {
+            let pending = Arc::clone(&pending);
+            scope.spawn(move |_| {
+                let elements = &pending[start..(start + LEDGER_TASK_ELEMENTS).min(pending.len())];
+                let densities = self.workers.with(
+                    || StrainEnergy::new(self.mesh, self.table, self.stiffness),
+                    |energy| {
+                        energy.set_state(z);
+                        elements
+                            .iter()
+                            .map(|&e| energy.density(e as usize))
+                            .collect()
+                    },
+                );
+                self.done
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((index, task, densities));
+            });
+        }
+    }
+
+    /// Fills in the densities of every spawned ledger, `ledgers[index]`,
+    /// once the scope that ran the tasks has ended.
+    pub fn fill(self, ledgers: &mut [EnergyLedger]) {
+        let mut done = self
+            .done
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        done.sort_unstable_by_key(|&(index, task, _)| (index, task));
+        let mut done = done.into_iter().peekable();
+        for (index, ledger) in ledgers.iter_mut().enumerate() {
+            let mut densities = std::iter::from_fn(|| done.next_if(|&(i, _, _)| i == index))
+                .flat_map(|(_, _, densities)| densities);
+            ledger.fill(&mut densities);
+        }
     }
 }

@@ -18,11 +18,11 @@
 //! touch along a mere segment (a face with two fragments), and a merged gap
 //! would then pinch into a non-manifold surface.
 
+use super::worker_local::WorkerLocal;
 use super::FractureState;
 use crate::mesh::{MassIntegrals, TetMesh, NO_NEIGHBOUR, TET_EDGES, TET_FACES};
 use nalgebra::{Matrix3, Point3};
 use rayon::prelude::*;
-use std::sync::Mutex;
 
 /// One fragment: its surface, tets and mass properties.
 #[derive(Debug, Clone)]
@@ -230,12 +230,9 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
     // Node fragments are 0..bound; gap fragments, one per tet holding three
     // or four fragments, are numbered after them in tet order.
     let builders: Vec<Builder> = all.nodes.into_iter().chain(all.gaps).collect();
-    // One vertex map per worker thread, not per rayon task: a map is two
-    // words per node and edge of the body (2 MB at 175k tets), and zeroing
-    // one per task cost more than indexing.
-    let workers: Vec<Mutex<Option<VertexSlots>>> = (0..rayon::current_num_threads())
-        .map(|_| Mutex::new(None))
-        .collect();
+    // One vertex map per worker thread: a map is two words per node and
+    // edge of the body (2 MB at 175k tets).
+    let workers = WorkerLocal::new();
     builders
         .into_par_iter()
         .enumerate()
@@ -245,12 +242,10 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
             if b.integrals.volume <= 0.0 {
                 return None;
             }
-            let worker = rayon::current_thread_index().unwrap_or(0) % workers.len();
-            // Uncontended: a worker holds only its own map, and nothing
-            // below waits on other tasks.
-            let mut slots = workers[worker].lock().unwrap_or_else(|e| e.into_inner());
-            let slots = slots.get_or_insert_with(|| VertexSlots::new(mesh));
-            let (points, triangles) = slots.index(mesh, state, id, &b.triangles);
+            let (points, triangles) = workers.with(
+                || VertexSlots::new(mesh),
+                |slots| slots.index(mesh, state, id, &b.triangles),
+            );
             let mut tets = b.tets;
             tets.sort_unstable();
             tets.dedup();
@@ -356,18 +351,19 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
     let ids_of = |t: usize| mesh.tets()[t].map(|n| node_ids[n as usize]);
     for t in tets {
         let ids = ids_of(t);
-        let split = TetSplit::new(mesh, state, t, ids);
+        let nodes = mesh.tets()[t];
         let whole = mesh.tet_integrals()[t];
         let count = distinct(ids);
-        if count == 1 {
-            let b = &mut gathered.nodes[ids[0] as usize];
-            b.integrals.add(&whole);
-            b.tets.push(t as u32);
-        } else {
+        // Most tets lie in one fragment and need no cut points.
+        let split = (count > 1).then(|| TetSplit::new(mesh, state, t, ids));
+        if let Some(split) = &split {
             let mut pieces = MassIntegrals::default();
             // At most four pieces of at most two crack triangles each.
             let mut crack_triangles = [[Vertex::Node(0); 3]; 8];
             let mut crack_count = 0;
+            // A 1|3 tet's corner serves both its pieces.
+            let mut corners: [Option<(MassIntegrals, [Vertex; 3])>; 4] = [None; 4];
+            let mut corner = |i: usize| *corners[i].get_or_insert_with(|| split.corner(i));
             for i in 0..4 {
                 let r = ids[i];
                 if ids[..i].contains(&r) {
@@ -383,14 +379,14 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
                 // a wedge two.
                 let (integrals, triangles, triangle_count) = match member_count {
                     1 => {
-                        let (m, tri) = split.corner(members[0]);
+                        let (m, tri) = corner(members[0]);
                         (m, [tri; 2], 1)
                     }
                     3 => {
                         let other = (0..4).find(|&n| ids[n] != r).unwrap();
-                        let (corner, tri) = split.corner(other);
+                        let (lone, tri) = corner(other);
                         let mut m = whole;
-                        m.sub(&corner);
+                        m.sub(&lone);
                         (m, [reversed(tri); 2], 1)
                     }
                     _ => {
@@ -432,6 +428,10 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
                     }
                 }
             }
+        } else {
+            let b = &mut gathered.nodes[ids[0] as usize];
+            b.integrals.add(&whole);
+            b.tets.push(t as u32);
         }
         // The tet's share of the body's boundary: its faces without a
         // neighbour, in the order of `Topology::boundary_faces` (sorted node
@@ -440,7 +440,7 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
         let mut boundary_count = 0;
         for (opposite, &n) in topo.face_neighbours[t].iter().enumerate() {
             if n == NO_NEIGHBOUR {
-                let mut key = TET_FACES[opposite].map(|l| split.nodes[l]);
+                let mut key = TET_FACES[opposite].map(|l| nodes[l]);
                 key.sort_unstable();
                 boundary[boundary_count] = (opposite, key);
                 boundary_count += 1;
@@ -450,12 +450,15 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
         for &(opposite, _) in &boundary[..boundary_count] {
             let local = TET_FACES[opposite];
             let face_ids = local.map(|l| ids[l]);
-            let vertex = |l: usize| Vertex::Node(split.nodes[l]);
+            let vertex = |l: usize| Vertex::Node(nodes[l]);
             match distinct(face_ids) {
                 1 => gathered.nodes[face_ids[0] as usize]
                     .triangles
                     .push(local.map(vertex)),
                 _ => {
+                    let split = split
+                        .as_ref()
+                        .expect("a face in two fragments is in a split tet");
                     for k in 0..3 {
                         let [x, y, z] = rotate_to(local, local[k]);
                         let (rx, ry, rz) = (ids[x], ids[y], ids[z]);

@@ -2,9 +2,9 @@
 //! check for resting contacts (§3.3.7), on a [`BreakableBody`].
 
 use super::contact::contact_patch;
-use super::energy::StrainEnergy;
+use super::energy::{EnergyLedger, PendingDensities, StrainEnergy};
 use super::initiation::screen;
-use super::propagate::{propagate, Crack, CrackScratch, EnergyBalance};
+use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
@@ -12,6 +12,7 @@ use crate::config::Material;
 use crate::modal::{ModalState, GROUP_ELEMENTS};
 use nalgebra::{Point3, Vector3};
 use serde::Serialize;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// One contact point of an impact on the body.
@@ -317,7 +318,14 @@ impl BreakableBody {
         start: Instant,
     ) -> ImpactOutcome {
         let m = self.basis.mode_count();
-        let stress = self.basis.stress();
+        // Owned handles: the propagation below holds `self` mutably while
+        // density tasks read the mesh and basis.
+        let (mesh, basis, stiffness) = (
+            Arc::clone(&self.mesh),
+            Arc::clone(&self.basis),
+            self.stiffness,
+        );
+        let stress = basis.stress();
         let threshold = self.material.rankine_threshold_pa;
         let mut screening = screen(stress, z, threshold, settings.exact_peak_stress);
         let state_at = |k: usize| &z[k * m..(k + 1) * m];
@@ -331,69 +339,80 @@ impl BreakableBody {
             energy_length_m: settings.energy_length_m,
         };
         let mut cracks = Vec::new();
-        let mut scratch: Option<CrackScratch> = None;
-        let mut energy = StrainEnergy::new(&self.mesh, self.basis.displacement(), &self.stiffness);
+        let mut ledgers = Vec::new();
+        let pending = PendingDensities::new(&mesh, basis.displacement(), &stiffness);
         let steps = screening.hot.len();
-        for (k, hot) in screening.hot.iter_mut().enumerate() {
-            energy.set_state(state_at(k));
-            let mut started = 0;
-            while started < settings.max_cracks_per_step {
-                let Some((_, hottest)) = hot.pop_hottest(threshold, &screening.stresses) else {
-                    break;
-                };
-                let hottest = hottest as usize;
-                if !self.can_initiate(hottest) {
-                    continue;
+        // Propagation is serial; the densities its energy stop did not ask
+        // for are evaluated on the other workers meanwhile (eq. 3.8). The
+        // phase's time is its wall time less the crack starts' (initiation).
+        let phase = Instant::now();
+        let initiation_before = times.initiation;
+        let new_fragments = rayon::scope(|scope| {
+            let mut scratch: Option<CrackScratch> = None;
+            let mut energy = StrainEnergy::new(&mesh, basis.displacement(), &stiffness);
+            for (k, hot) in screening.hot.iter_mut().enumerate() {
+                energy.set_state(state_at(k));
+                let mut started = 0;
+                while started < settings.max_cracks_per_step {
+                    let Some((_, hottest)) = hot.pop_hottest(threshold, &screening.stresses) else {
+                        break;
+                    };
+                    let hottest = hottest as usize;
+                    if !self.can_initiate(hottest) {
+                        continue;
+                    }
+                    started += 1;
+                    let t = Instant::now();
+                    let centre = mesh.tet_centroid(hottest);
+                    let origin_tet = self
+                        .weak_points
+                        .nearest(&centre, |tet| self.can_initiate(tet as usize))
+                        .map_or(hottest, |tet| tet as usize);
+                    // Open normal to the largest principal stress (eqs. 3.5–3.6),
+                    // of the start element if it is in tension, else of the hottest.
+                    let origin_stress = voigt(origin_tet, k);
+                    let direction = if max_principal_stress(&origin_stress) > 0.0 {
+                        principal_direction(&origin_stress)
+                    } else {
+                        principal_direction(&voigt(hottest, k))
+                    };
+                    self.crack_seed = self.crack_seed.wrapping_add(0x9e37_79b9);
+                    let surface = CrackSurface::new(
+                        mesh.tet_centroid(origin_tet),
+                        direction,
+                        self.material.crack_noise_amplitude_m,
+                        self.material.crack_noise_frequency_per_m,
+                        self.crack_seed ^ settings.seed as u32,
+                    )
+                    .with_noise_octaves(self.noise_octaves);
+                    times.initiation += t.elapsed().as_secs_f64() * 1e3;
+                    let scratch = scratch.get_or_insert_with(|| CrackScratch::new(&mesh));
+                    let mut ledger = EnergyLedger::default();
+                    let crack = propagate_deferred(
+                        scratch,
+                        &mesh,
+                        &mut self.state,
+                        &surface,
+                        origin_tet,
+                        &balance,
+                        &mut |e| energy.density(e),
+                        &mut ledger,
+                    );
+                    pending.spawn(scope, ledgers.len(), state_at(k), &ledger);
+                    cracks.push(crack);
+                    ledgers.push(ledger);
                 }
-                started += 1;
-                let t = Instant::now();
-                let centre = self.mesh.tet_centroid(hottest);
-                let origin_tet = self
-                    .weak_points
-                    .nearest(&centre, |tet| self.can_initiate(tet as usize))
-                    .map_or(hottest, |tet| tet as usize);
-                // Open normal to the largest principal stress (eqs. 3.5–3.6),
-                // of the start element if it is in tension, else of the hottest.
-                let origin_stress = voigt(origin_tet, k);
-                let direction = if max_principal_stress(&origin_stress) > 0.0 {
-                    principal_direction(&origin_stress)
-                } else {
-                    principal_direction(&voigt(hottest, k))
-                };
-                self.crack_seed = self.crack_seed.wrapping_add(0x9e37_79b9);
-                let surface = CrackSurface::new(
-                    self.mesh.tet_centroid(origin_tet),
-                    direction,
-                    self.material.crack_noise_amplitude_m,
-                    self.material.crack_noise_frequency_per_m,
-                    self.crack_seed ^ settings.seed as u32,
-                )
-                .with_noise_octaves(self.noise_octaves);
-                times.initiation += t.elapsed().as_secs_f64() * 1e3;
-                let t = Instant::now();
-                let scratch = scratch.get_or_insert_with(|| CrackScratch::new(&self.mesh));
-                let crack = propagate(
-                    scratch,
-                    &self.mesh,
-                    &mut self.state,
-                    &surface,
-                    origin_tet,
-                    &balance,
-                    &mut |e| energy.density(e),
-                );
-                times.propagation += t.elapsed().as_secs_f64() * 1e3;
-                cracks.push(crack);
             }
+            scratch.map_or_else(Vec::new, |mut scratch| {
+                scratch.update_fragments(&mesh, &mut self.state)
+            })
+        });
+        pending.fill(&mut ledgers);
+        for (crack, ledger) in cracks.iter_mut().zip(&ledgers) {
+            crack.available_energy_j = ledger.total_j().expect("every density filled in");
         }
-        let new_fragments = match &mut scratch {
-            Some(scratch) => {
-                let t = Instant::now();
-                let created = scratch.update_fragments(&self.mesh, &mut self.state);
-                times.propagation += t.elapsed().as_secs_f64() * 1e3;
-                created
-            }
-            None => Vec::new(),
-        };
+        times.propagation =
+            phase.elapsed().as_secs_f64() * 1e3 - (times.initiation - initiation_before);
         ImpactOutcome {
             contact_duration_s: 0.0,
             time_step_s: 0.0,

@@ -15,13 +15,14 @@ mod state;
 mod stress;
 mod surface;
 mod weak_points;
+mod worker_local;
 
 pub use background::{BasisJob, BasisResult, BasisWorker};
 pub use body::{fragment_mesh, BreakableBody};
-pub use energy::StrainEnergy;
+pub use energy::{EnergyLedger, PendingDensities, StrainEnergy};
 pub use fragments::{fragments, Fragment};
 pub use impact::{ContactPoint, FractureSettings, ImpactOutcome, Impactor, PhaseTimes, StaticLoad};
-pub use propagate::{propagate, Crack, CrackScratch, CrackStop, EnergyBalance};
+pub use propagate::{propagate, propagate_deferred, Crack, CrackScratch, CrackStop, EnergyBalance};
 pub use state::FractureState;
 pub use stress::{max_principal_stress, principal_direction};
 pub use surface::{resolved_octaves, CrackSurface, MAX_NOISE_OCTAVES};

@@ -2,6 +2,7 @@
 //! breadth-first over face neighbours crossed by the surface, cutting their
 //! edges, stopped by the energy balance of eqs. 3.7–3.8 and by other cracks.
 
+use super::energy::EnergyLedger;
 use super::surface::CrackSurface;
 use super::FractureState;
 use crate::mesh::{TetMesh, NO_NEIGHBOUR, TET_EDGES};
@@ -107,7 +108,8 @@ pub struct CrackScratch {
     node_value: Vec<f64>,
     /// Per tet: the crack that entered it.
     tet_crack: Vec<u32>,
-    queue: VecDeque<(usize, Section, f64)>,
+    /// Entered elements to visit, with η if the energy stop asked for it.
+    queue: VecDeque<(usize, Section, Option<f64>)>,
     /// Both nodes of every edge cut since the fragments were last updated.
     seeds: Vec<u32>,
 }
@@ -194,9 +196,9 @@ impl CrackScratch {
 /// `scratch` made for `mesh`; the fragment identifiers it splits are
 /// updated by [`CrackScratch::update_fragments`] (Alg. 1), once after an
 /// event's last crack. `energy_density(e)` is η_e, the strain-energy
-/// density of element e (J/m³) in the loading that opened the crack. Cost:
-/// linear in the elements crossed and their neighbours (η_e is asked once
-/// per element entered).
+/// density of element e (J/m³) in the loading that opened the crack, asked
+/// once for every element entered. Cost: linear in the elements crossed
+/// and their neighbours.
 pub fn propagate(
     scratch: &mut CrackScratch,
     mesh: &TetMesh,
@@ -205,6 +207,38 @@ pub fn propagate(
     start: usize,
     balance: &EnergyBalance,
     energy_density: &mut dyn FnMut(usize) -> f64,
+) -> Crack {
+    let mut ledger = EnergyLedger::default();
+    let mut crack = propagate_deferred(
+        scratch,
+        mesh,
+        state,
+        surface,
+        start,
+        balance,
+        energy_density,
+        &mut ledger,
+    );
+    crack.available_energy_j = ledger.complete(energy_density);
+    crack
+}
+
+/// [`propagate`], asking `energy_density` only where the energy stop needs
+/// it: the elements entered are recorded in `ledger` (empty on entry) and
+/// the crack's `available_energy_j` is the ledger's known part, a lower
+/// bound, until the pending densities are filled in
+/// ([`EnergyLedger::complete`], [`super::energy::PendingDensities`]).
+/// The crack is the same either way.
+#[allow(clippy::too_many_arguments)]
+pub fn propagate_deferred(
+    scratch: &mut CrackScratch,
+    mesh: &TetMesh,
+    state: &mut FractureState,
+    surface: &CrackSurface,
+    start: usize,
+    balance: &EnergyBalance,
+    energy_density: &mut dyn FnMut(usize) -> f64,
+    ledger: &mut EnergyLedger,
 ) -> Crack {
     let topo = mesh.topology();
     let origin = surface.origin();
@@ -230,14 +264,12 @@ pub fn propagate(
     let start_section = section(&mesh.tet_points(start), &values);
     state.set_damaged(start);
     scratch.tet_crack[start] = scratch.crack;
-    scratch
-        .queue
-        .push_back((start, start_section, energy_density(start)));
+    scratch.queue.push_back((start, start_section, None));
     while let Some((e, cut, eta)) = scratch.queue.pop_front() {
         crack.elements += 1;
         crack.area_m2 += cut.area_m2;
         crack.fracture_energy_j += cut.area_m2 * balance.toughness_j_m2;
-        crack.available_energy_j += cut.area_m2 * balance.energy_length_m * eta;
+        ledger.enter(e, cut.area_m2 * balance.energy_length_m, eta);
         let tet = mesh.tets()[e];
         for &(local, t) in &cut.crossings[..cut.crossing_count] {
             let edge = topo.tet_edges[e][local] as usize;
@@ -266,11 +298,18 @@ pub fn propagate(
             }
             let neighbour_values = scratch.values(mesh, surface, n);
             let neighbour = section(&mesh.tet_points(n), &neighbour_values);
-            let eta = energy_density(n);
+            // E_f + A_n G_c < E_s + A_n γ η_n (eq. 3.7-3.8); η_n ≥ 0, so
+            // E_s alone may already decide it.
             let needed = crack.fracture_energy_j + neighbour.area_m2 * balance.toughness_j_m2;
-            let available =
-                crack.available_energy_j + neighbour.area_m2 * balance.energy_length_m * eta;
-            if needed < available {
+            let (enters, eta) = if ledger.exceeds(needed, energy_density) {
+                (true, None)
+            } else {
+                let eta = energy_density(n);
+                let available =
+                    ledger.known_j() + neighbour.area_m2 * balance.energy_length_m * eta;
+                (needed < available, Some(eta))
+            };
+            if enters {
                 state.set_damaged(n);
                 scratch.tet_crack[n] = scratch.crack;
                 scratch.queue.push_back((n, neighbour, eta));
@@ -279,6 +318,7 @@ pub fn propagate(
             }
         }
     }
+    crack.available_energy_j = ledger.known_j();
     crack.stop = if stopped_by_energy {
         CrackStop::Energy
     } else if collided {

@@ -27,11 +27,21 @@ impl MassIntegrals {
     pub fn tet(p: [Point3<f64>; 4]) -> Self {
         let volume = signed_volume(&p);
         let sum: Vector3<f64> = p.iter().map(|q| q.coords).sum();
-        let outer: Matrix3<f64> = p.iter().map(|q| q.coords * q.coords.transpose()).sum();
+        // Symmetric: the six distinct entries, each summed as the full
+        // matrix sum would (from zero, in point order).
+        let mut second = Matrix3::zeros();
+        for i in 0..3 {
+            for j in i..3 {
+                let outer = p.iter().fold(0.0, |acc, q| acc + q[i] * q[j]);
+                let entry = volume / 20.0 * (outer + sum[i] * sum[j]);
+                second[(i, j)] = entry;
+                second[(j, i)] = entry;
+            }
+        }
         Self {
             volume,
             first: volume * sum / 4.0,
-            second: volume / 20.0 * (outer + sum * sum.transpose()),
+            second,
         }
     }
 
