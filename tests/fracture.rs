@@ -444,15 +444,18 @@ proptest::proptest! {
 
     /// However edges are cut, in however many batches, the fragment
     /// identifiers are exactly the connected components over uncut edges,
-    /// and each batch reports the identifiers it created.
+    /// and each batch reports the identifiers it created. On the finer
+    /// mesh, batches of few cuts are searched and batches of many swept.
     #[test]
     fn fragments_are_the_components_of_the_uncut_edges(
         batches in proptest::collection::vec(
             proptest::collection::vec((0usize..10_000, 0.0f64..1.0), 1..120),
             1..5,
-        )
+        ),
+        fine in proptest::bool::ANY,
     ) {
-        let mesh = box_mesh([0.1, 0.1, 0.05], [4, 4, 2], None).unwrap();
+        let cells = if fine { [12, 12, 4] } else { [4, 4, 2] };
+        let mesh = box_mesh([0.1, 0.1, 0.05], cells, None).unwrap();
         let edge_count = mesh.topology().edges.len();
         let mut state = FractureState::new(&mesh);
         for batch in batches {

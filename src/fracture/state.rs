@@ -20,6 +20,8 @@ pub struct FractureState {
     cut_bits: Vec<u64>,
     /// Per node: the fragment it belongs to (§3.1.1.3).
     node_fragment: Vec<u32>,
+    /// Per fragment identifier: how many nodes it has.
+    fragment_nodes: Vec<u32>,
     fragment_count: u32,
 }
 
@@ -31,6 +33,7 @@ impl FractureState {
             cut_position: vec![UNCUT; mesh.topology().edges.len()],
             cut_bits: vec![0; mesh.topology().edges.len().div_ceil(64)],
             node_fragment: vec![0; mesh.node_count()],
+            fragment_nodes: vec![mesh.node_count() as u32],
             fragment_count: 1,
         }
     }
@@ -107,6 +110,9 @@ impl FractureState {
     /// fill over uncut edges (Glondu Alg. 1). `seeds` must hold both ends of
     /// every newly cut edge. Returns the new identifiers.
     ///
+    /// A fragment with many seeds for its size (a shattering event, whose
+    /// floods reach nearly every node whatever the order) is swept piece by
+    /// piece ([`Self::sweep_fragment`]); the others are searched as follows.
     /// One breadth-first search starts at every seed and the searches of a
     /// fragment advance in turn, one node each, merging where they meet.
     /// A search that runs out of nodes has closed a piece; once a single
@@ -135,8 +141,22 @@ impl FractureState {
         for group in by_fragment.chunk_by(|a, b| a.0 == b.0) {
             let fragment = group[0].0;
             let seeds: Vec<u32> = group.iter().map(|&(_, n)| n).collect();
-            self.split_fragment(mesh, fragment, &seeds, &mut created);
+            if seeds.len() * SWEEP_SEED_RATIO >= self.fragment_nodes[fragment as usize] as usize {
+                self.sweep_fragment(mesh, fragment, &seeds, &mut created);
+            } else {
+                self.split_fragment(mesh, fragment, &seeds, &mut created);
+            }
         }
+        debug_assert!(
+            self.node_fragment.iter().fold(
+                vec![0u32; self.fragment_nodes.len()],
+                |mut counts, &id| {
+                    counts[id as usize] += 1;
+                    counts
+                }
+            ) == self.fragment_nodes,
+            "node counts per fragment"
+        );
         created
     }
 
@@ -238,17 +258,99 @@ impl FractureState {
         let mut id_of = vec![fragment; searches.len()];
         for root in 0..searches.len() {
             if searches[root].parent == root && root != keep {
-                id_of[root] = self.fragment_count;
-                created.push(self.fragment_count);
-                self.fragment_count += 1;
+                id_of[root] = self.new_fragment(created);
             }
         }
         for &n in &visited {
             let root = find(&mut searches, search_of(self.node_fragment[n as usize]));
-            self.node_fragment[n as usize] = id_of[root];
+            let id = id_of[root];
+            self.node_fragment[n as usize] = id;
+            self.move_node(fragment, id);
         }
     }
+
+    /// [`Self::split_fragment`] for a fragment whose floods would reach
+    /// nearly all of it anyway: one breadth-first search per piece, from
+    /// its first seed in order, so every node is visited once and no
+    /// searches meet. The largest piece keeps the identifier (ties: the
+    /// earliest), the others get new ones in order. Every piece holds a
+    /// seed: the fragment was connected through the edges just cut.
+    fn sweep_fragment(
+        &mut self,
+        mesh: &TetMesh,
+        fragment: u32,
+        seeds: &[u32],
+        created: &mut Vec<u32>,
+    ) {
+        let topo = mesh.topology();
+        // Visited nodes, piece after piece; `piece_ends[i]` ends piece i.
+        let mut visited: Vec<u32> = Vec::new();
+        let mut piece_ends: Vec<usize> = Vec::new();
+        for &seed in seeds {
+            if self.node_fragment[seed as usize] != fragment {
+                continue;
+            }
+            let label = u32::MAX - piece_ends.len() as u32;
+            self.node_fragment[seed as usize] = label;
+            let mut head = visited.len();
+            visited.push(seed);
+            while let Some(&n) = visited.get(head) {
+                head += 1;
+                let range = topo.node_offsets[n as usize] as usize
+                    ..topo.node_offsets[n as usize + 1] as usize;
+                for k in range {
+                    let edge = topo.node_neighbour_edges[k] as usize;
+                    if self.cut_bits[edge / 64] & (1 << (edge % 64)) != 0 {
+                        continue;
+                    }
+                    let m = topo.node_neighbours[k];
+                    if self.node_fragment[m as usize] == fragment {
+                        self.node_fragment[m as usize] = label;
+                        visited.push(m);
+                    }
+                }
+            }
+            piece_ends.push(visited.len());
+        }
+        let sizes: Vec<usize> = (0..piece_ends.len())
+            .map(|i| piece_ends[i] - if i == 0 { 0 } else { piece_ends[i - 1] })
+            .collect();
+        let keep = (0..sizes.len())
+            .max_by(|&a, &b| sizes[a].cmp(&sizes[b]).then(b.cmp(&a)))
+            .unwrap_or(0);
+        let mut start = 0;
+        for (piece, &end) in piece_ends.iter().enumerate() {
+            let id = if piece == keep {
+                fragment
+            } else {
+                self.new_fragment(created)
+            };
+            for &n in &visited[start..end] {
+                self.node_fragment[n as usize] = id;
+                self.move_node(fragment, id);
+            }
+            start = end;
+        }
+    }
+
+    /// A new, empty fragment identifier.
+    fn new_fragment(&mut self, created: &mut Vec<u32>) -> u32 {
+        let id = self.fragment_count;
+        created.push(id);
+        self.fragment_nodes.push(0);
+        self.fragment_count += 1;
+        id
+    }
+
+    fn move_node(&mut self, from: u32, to: u32) {
+        self.fragment_nodes[from as usize] -= 1;
+        self.fragment_nodes[to as usize] += 1;
+    }
 }
+
+/// A fragment with at least one seed per this many of its nodes is swept
+/// ([`FractureState::sweep_fragment`]) rather than searched.
+const SWEEP_SEED_RATIO: usize = 16;
 
 /// Nodes one search takes per turn of [`FractureState::split_fragments`].
 const TURN_NODES: usize = 32;

@@ -207,11 +207,11 @@ fn gathered_product(
     b: faer::MatRef<'_, f32>,
 ) -> Mat<f32> {
     let block = rows_per_group * m;
-    let rows: Vec<f32> = groups
-        .iter()
-        .flat_map(|&g| &table[block * g as usize..block * (g as usize + 1)])
-        .copied()
-        .collect();
+    // Block copies: a flattening iterator copies value by value.
+    let mut rows = Vec::with_capacity(block * groups.len());
+    for &g in groups {
+        rows.extend_from_slice(&table[block * g as usize..block * (g as usize + 1)]);
+    }
     let a = faer::MatRef::from_row_major_slice(&rows, rows_per_group * groups.len(), m);
     let mut out = Mat::zeros(a.nrows(), b.ncols());
     faer::linalg::matmul::matmul(
