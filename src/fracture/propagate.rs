@@ -197,7 +197,8 @@ impl CrackScratch {
 /// updated by [`CrackScratch::update_fragments`] (Alg. 1), once after an
 /// event's last crack. `energy_density(e)` is η_e, the strain-energy
 /// density of element e (J/m³) in the loading that opened the crack, asked
-/// once for every element entered. Cost: linear in the elements crossed
+/// at most once per element tested (every element entered, and those the
+/// energy stop turns away). Cost: linear in the elements crossed
 /// and their neighbours.
 pub fn propagate(
     scratch: &mut CrackScratch,
