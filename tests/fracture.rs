@@ -24,6 +24,12 @@ fn assert_closed_outward(fragment: &Fragment) {
     );
 }
 
+/// Whether `surface` crosses tet `t` (nodes on both sides).
+fn crosses(mesh: &TetMesh, surface: &CrackSurface, t: usize) -> bool {
+    let v = mesh.tet_points(t).map(|p| surface.value(&p));
+    v.iter().any(|&x| x < 0.0) && v.iter().any(|&x| x >= 0.0)
+}
+
 fn cut(
     mesh: &TetMesh,
     state: &mut FractureState,
@@ -34,10 +40,7 @@ fn cut(
 ) -> (Crack, Vec<u32>) {
     let surface = CrackSurface::new(origin, normal, noise_m, 40.0, seed);
     let start = (0..mesh.tet_count())
-        .filter(|&t| {
-            let v = mesh.tet_points(t).map(|p| surface.value(&p));
-            v.iter().any(|&x| x < 0.0) && v.iter().any(|&x| x >= 0.0) && !state.is_damaged(t)
-        })
+        .filter(|&t| crosses(mesh, &surface, t) && !state.is_damaged(t))
         .min_by(|&a, &b| {
             (mesh.tet_centroid(a) - origin)
                 .norm()
@@ -246,12 +249,7 @@ fn energy_stops_a_crack_inside_the_body() {
     let mut state = FractureState::new(&mesh);
     let surface = CrackSurface::new(Point3::new(0.1, 0.1, 0.01), Vector3::x(), 0.0, 1.0, 0);
     let start = (0..mesh.tet_count())
-        .find(|&t| {
-            let v = mesh.tet_points(t).map(|p| surface.value(&p));
-            v.iter().any(|&x| x < 0.0)
-                && v.iter().any(|&x| x >= 0.0)
-                && (mesh.tet_centroid(t).y - 0.1).abs() < 0.01
-        })
+        .find(|&t| crosses(&mesh, &surface, t) && (mesh.tet_centroid(t).y - 0.1).abs() < 0.01)
         .unwrap();
     // Strain energy concentrated near the start: it runs out on the way.
     let centre = Point3::new(0.1, 0.1, 0.01);
@@ -292,10 +290,7 @@ fn a_crack_with_energy_to_spare_asks_for_few_densities() {
     let mesh = box_mesh([0.2, 0.2, 0.02], [16, 16, 2], None).unwrap();
     let surface = CrackSurface::new(Point3::new(0.1, 0.1, 0.01), Vector3::x(), 0.0, 1.0, 0);
     let start = (0..mesh.tet_count())
-        .find(|&t| {
-            let v = mesh.tet_points(t).map(|p| surface.value(&p));
-            v.iter().any(|&x| x < 0.0) && v.iter().any(|&x| x >= 0.0)
-        })
+        .find(|&t| crosses(&mesh, &surface, t))
         .unwrap();
     let eta = |t: usize| 1e3 * (1.0 + mesh.tet_centroid(t).y);
     let balance = EnergyBalance {

@@ -1,7 +1,7 @@
 //! The fracture state of one body (Glondu 2012 §3.1.1): damaged elements,
 //! cut edges with their cut positions, and a fragment identifier per node.
 
-use crate::mesh::TetMesh;
+use crate::mesh::{TetMesh, Topology};
 
 /// Marks an edge that no crack has cut.
 const UNCUT: f64 = f64::NAN;
@@ -208,14 +208,7 @@ impl FractureState {
                         break;
                     };
                     taken += 1;
-                    let range = topo.node_offsets[n as usize] as usize
-                        ..topo.node_offsets[n as usize + 1] as usize;
-                    for k in range {
-                        let edge = topo.node_neighbour_edges[k] as usize;
-                        if self.cut_bits[edge / 64] & (1 << (edge % 64)) != 0 {
-                            continue;
-                        }
-                        let m = topo.node_neighbours[k];
+                    for m in uncut_neighbours(topo, &self.cut_bits, n) {
                         let at = self.node_fragment[m as usize];
                         if at == fragment {
                             self.node_fragment[m as usize] = label(root);
@@ -296,14 +289,7 @@ impl FractureState {
             visited.push(seed);
             while let Some(&n) = visited.get(head) {
                 head += 1;
-                let range = topo.node_offsets[n as usize] as usize
-                    ..topo.node_offsets[n as usize + 1] as usize;
-                for k in range {
-                    let edge = topo.node_neighbour_edges[k] as usize;
-                    if self.cut_bits[edge / 64] & (1 << (edge % 64)) != 0 {
-                        continue;
-                    }
-                    let m = topo.node_neighbours[k];
+                for m in uncut_neighbours(topo, &self.cut_bits, n) {
                     if self.node_fragment[m as usize] == fragment {
                         self.node_fragment[m as usize] = label;
                         visited.push(m);
@@ -346,6 +332,19 @@ impl FractureState {
         self.fragment_nodes[from as usize] -= 1;
         self.fragment_nodes[to as usize] += 1;
     }
+}
+
+/// The neighbours of node `n` across edges not set in `cut_bits`.
+fn uncut_neighbours<'a>(
+    topo: &'a Topology,
+    cut_bits: &'a [u64],
+    n: u32,
+) -> impl Iterator<Item = u32> + 'a {
+    let range = topo.node_offsets[n as usize] as usize..topo.node_offsets[n as usize + 1] as usize;
+    range.filter_map(move |k| {
+        let edge = topo.node_neighbour_edges[k] as usize;
+        (cut_bits[edge / 64] & (1 << (edge % 64)) == 0).then_some(topo.node_neighbours[k])
+    })
 }
 
 /// A fragment with at least one seed per this many of its nodes is swept
