@@ -269,9 +269,9 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
 /// a fragment's surface is indexed in one pass without hashing or clearing.
 struct VertexSlots {
     nodes: usize,
-    /// Per vertex: 1 + the fragment whose `slot` it holds (0: none).
-    stamp: Vec<u32>,
-    slot: Vec<u32>,
+    /// Per vertex: 1 + the fragment whose slot it holds (0: none), and the
+    /// slot; side by side, as every lookup reads both.
+    slots: Vec<(u32, u32)>,
 }
 
 impl VertexSlots {
@@ -279,8 +279,7 @@ impl VertexSlots {
         let vertices = mesh.node_count() + mesh.topology().edges.len();
         Self {
             nodes: mesh.node_count(),
-            stamp: vec![0; vertices],
-            slot: vec![0; vertices],
+            slots: vec![(0, 0); vertices],
         }
     }
 
@@ -302,15 +301,16 @@ impl VertexSlots {
                         Vertex::Node(n) => n as usize,
                         Vertex::Cut(e) => self.nodes + e as usize,
                     };
-                    if self.stamp[key] != id + 1 {
-                        self.stamp[key] = id + 1;
-                        self.slot[key] = points.len() as u32;
+                    let (stamp, slot) = &mut self.slots[key];
+                    if *stamp != id + 1 {
+                        *stamp = id + 1;
+                        *slot = points.len() as u32;
                         points.push(match v {
                             Vertex::Node(n) => mesh.nodes()[n as usize],
                             Vertex::Cut(e) => cut_point(mesh, state, e as usize),
                         });
                     }
-                    self.slot[key]
+                    *slot
                 })
             })
             .collect();
@@ -352,7 +352,7 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
     for t in tets {
         let ids = ids_of(t);
         let nodes = mesh.tets()[t];
-        let whole = mesh.tet_integrals()[t];
+        let whole = &mesh.tet_integrals()[t];
         let count = distinct(ids);
         // Most tets lie in one fragment and need no cut points.
         let split = (count > 1).then(|| TetSplit::new(mesh, state, t, ids));
@@ -385,7 +385,7 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
                     3 => {
                         let other = (0..4).find(|&n| ids[n] != r).unwrap();
                         let (lone, tri) = corner(other);
-                        let mut m = whole;
+                        let mut m = *whole;
                         m.sub(&lone);
                         (m, [reversed(tri); 2], 1)
                     }
@@ -394,18 +394,20 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
                         (m, tris, 2)
                     }
                 };
-                let triangles = &triangles[..triangle_count];
                 pieces.add(&integrals);
-                crack_triangles[crack_count..crack_count + triangle_count]
-                    .copy_from_slice(triangles);
-                crack_count += triangle_count;
                 let b = &mut gathered.nodes[r as usize];
                 b.integrals.add(&integrals);
                 b.tets.push(t as u32);
-                b.triangles.extend_from_slice(triangles);
+                // One or two triangles: element by element, as a slice copy
+                // of this size is a call to `memcpy`.
+                for &triangle in &triangles[..triangle_count] {
+                    crack_triangles[crack_count] = triangle;
+                    crack_count += 1;
+                    b.triangles.push(triangle);
+                }
             }
             if count >= 3 {
-                let mut gap = whole;
+                let mut gap = *whole;
                 gap.sub(&pieces);
                 gathered.gaps.push(Builder::default());
                 let b = gathered.gaps.last_mut().expect("just pushed");
@@ -430,7 +432,7 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
             }
         } else {
             let b = &mut gathered.nodes[ids[0] as usize];
-            b.integrals.add(&whole);
+            b.integrals.add(whole);
             b.tets.push(t as u32);
         }
         // The tet's share of the body's boundary: its faces without a
