@@ -353,8 +353,13 @@ fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -
         let ids = ids_of(t);
         let nodes = mesh.tets()[t];
         let whole = &mesh.tet_integrals()[t];
-        let count = distinct(ids);
-        // Most tets lie in one fragment and need no cut points.
+        // Most tets lie in one fragment: they skip the sort of `distinct`
+        // and need no cut points.
+        let count = if ids.iter().all(|&r| r == ids[0]) {
+            1
+        } else {
+            distinct(ids)
+        };
         let split = (count > 1).then(|| TetSplit::new(mesh, state, t, ids));
         if let Some(split) = &split {
             let mut pieces = MassIntegrals::default();
