@@ -7,7 +7,7 @@ use common::{material, rel};
 use nalgebra::DMatrix;
 use tessera::config::Material;
 use tessera::fem::{assemble_stiffness, constitutive_matrix, lumped_mass, DofPattern, TetElement};
-use tessera::fracture::{EnergyLedger, PendingDensities, StrainEnergy};
+use tessera::fracture::{EnergyLedger, StrainEnergy};
 use tessera::mesh::{box_mesh, TetMesh};
 use tessera::modal::*;
 
@@ -385,7 +385,7 @@ fn pending_densities_on_the_pool_equal_the_serial_ones() {
         })
         .collect();
     let parallel = ledgers_of(5);
-    let pending = PendingDensities::new(&mesh, basis.displacement(), &c);
+    let pending = energy.pending_densities();
     rayon::scope(|scope| {
         for (index, (s, ledger)) in parallel.iter().enumerate() {
             pending.spawn(scope, index, &states[*s], ledger);

@@ -46,6 +46,17 @@ impl<'a> StrainEnergy<'a> {
         }
     }
 
+    /// The same densities, evaluated in bulk on the rayon pool.
+    pub fn pending_densities(&self) -> PendingDensities<'a> {
+        PendingDensities {
+            mesh: self.mesh,
+            table: self.table,
+            stiffness: self.stiffness,
+            workers: WorkerLocal::new(),
+            done: Mutex::new(Vec::new()),
+        }
+    }
+
     /// Makes `z` the modal state of the densities that follow; the node
     /// displacements of the current state are kept if `z` is that state.
     pub fn set_state(&mut self, z: &'a [f32]) {
@@ -186,7 +197,8 @@ impl EnergyLedger {
 /// evaluated on the rayon pool while the caller goes on propagating:
 /// tasks of [`LEDGER_TASK_ELEMENTS`] elements, one per-node displacement
 /// cache per worker thread. The densities are those
-/// [`StrainEnergy::density`] gives one at a time.
+/// [`StrainEnergy::density`] gives one at a time; made by
+/// [`StrainEnergy::pending_densities`].
 pub struct PendingDensities<'a> {
     mesh: &'a TetMesh,
     table: &'a ModalDisplacement,
@@ -198,20 +210,6 @@ pub struct PendingDensities<'a> {
 }
 
 impl<'a> PendingDensities<'a> {
-    pub fn new(
-        mesh: &'a TetMesh,
-        table: &'a ModalDisplacement,
-        stiffness: &'a Matrix6<f64>,
-    ) -> Self {
-        Self {
-            mesh,
-            table,
-            stiffness,
-            workers: WorkerLocal::new(),
-            done: Mutex::new(Vec::new()),
-        }
-    }
-
     /// Spawns on `scope` the evaluation of `ledger`'s pending densities at
     /// modal state `z`; `index` is the ledger's place in [`Self::fill`].
     pub fn spawn<'s>(

@@ -2,7 +2,7 @@
 //! check for resting contacts (§3.3.7), on a [`BreakableBody`].
 
 use super::contact::contact_patch;
-use super::energy::{EnergyLedger, PendingDensities, StrainEnergy};
+use super::energy::{EnergyLedger, StrainEnergy};
 use super::initiation::screen;
 use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
 use super::stress::{max_principal_stress, principal_direction};
@@ -340,7 +340,8 @@ impl BreakableBody {
         };
         let mut cracks = Vec::new();
         let mut ledgers = Vec::new();
-        let pending = PendingDensities::new(&mesh, basis.displacement(), &stiffness);
+        let mut energy = StrainEnergy::new(&mesh, basis.displacement(), &stiffness);
+        let pending = energy.pending_densities();
         let steps = screening.hot.len();
         // Propagation is serial; the densities its energy stop did not ask
         // for are evaluated on the other workers meanwhile (eq. 3.8). The
@@ -349,7 +350,6 @@ impl BreakableBody {
         let initiation_before = times.initiation;
         let new_fragments = rayon::scope(|scope| {
             let mut scratch: Option<CrackScratch> = None;
-            let mut energy = StrainEnergy::new(&mesh, basis.displacement(), &stiffness);
             for (k, hot) in screening.hot.iter_mut().enumerate() {
                 energy.set_state(state_at(k));
                 let mut started = 0;
