@@ -19,6 +19,15 @@ fn solve(mesh: &TetMesh, material: &Material, modes: usize) -> EigenSolution {
 }
 
 /// All eigenvalues of (K, diag m) by a dense symmetric eigensolve of M^-½ K M^-½.
+/// A 10 × 5 × 1 cm ceramic tile on `cells` and its basis of `modes` modes,
+/// analysed afresh (no cache).
+fn tile_basis(cells: [usize; 3], modes: usize) -> (TetMesh, Material, ModalBasis, ModalReport) {
+    let mesh = box_mesh([0.1, 0.05, 0.01], cells, None).unwrap();
+    let tile = material("ceramic-tile");
+    let (basis, report) = analyse(&mesh, &tile, &EigenSettings::new(modes), None, &|_| {}).unwrap();
+    (mesh, tile, basis, report)
+}
+
 fn dense_eigenvalues(mesh: &TetMesh, material: &Material) -> Vec<f64> {
     let pattern = DofPattern::new(mesh);
     let k = assemble_stiffness(mesh, &pattern, material);
@@ -270,9 +279,7 @@ fn impulse_response_has_no_factor_two() {
 
 #[test]
 fn modal_stress_matches_fem_stress_of_the_mode_superposition() {
-    let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
-    let tile = material("ceramic-tile");
-    let (basis, report) = analyse(&mesh, &tile, &EigenSettings::new(10), None, &|_| {}).unwrap();
+    let (mesh, tile, basis, report) = tile_basis([6, 3, 1], 10);
     assert!(!report.from_cache);
     // Per element 6 rows; per group of elements its largest norms, centre
     // (6 rows) and spreads: m floats each.
@@ -309,10 +316,8 @@ fn modal_stress_matches_fem_stress_of_the_mode_superposition() {
 
 #[test]
 fn strain_energy_from_node_displacements_matches_the_modal_stresses() {
-    let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
-    let tile = material("ceramic-tile");
     let m = 10;
-    let (basis, _) = analyse(&mesh, &tile, &EigenSettings::new(m), None, &|_| {}).unwrap();
+    let (mesh, tile, basis, _) = tile_basis([6, 3, 1], m);
     assert_eq!(basis.displacement().bytes(), mesh.node_count() * 3 * m * 4);
     let n = mesh.node_count() / 3;
     let z = [1e-3f32; 10];
@@ -354,10 +359,8 @@ fn strain_energy_from_node_displacements_matches_the_modal_stresses() {
 /// to the bit.
 #[test]
 fn pending_densities_on_the_pool_equal_the_serial_ones() {
-    let mesh = box_mesh([0.1, 0.05, 0.01], [12, 6, 2], None).unwrap();
-    let tile = material("ceramic-tile");
     let m = 8;
-    let (basis, _) = analyse(&mesh, &tile, &EigenSettings::new(m), None, &|_| {}).unwrap();
+    let (mesh, tile, basis, _) = tile_basis([12, 6, 2], m);
     let c = constitutive_matrix(&tile);
     let states: Vec<Vec<f32>> = (0..3)
         .map(|s| (0..m).map(|j| 1e-3 * ((s * m + j) as f32).sin()).collect())
@@ -480,9 +483,7 @@ fn bad_requests_are_errors() {
 #[test]
 fn group_stress_bound_holds_for_every_element_and_state() {
     use rand::{Rng, SeedableRng};
-    let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
-    let tile = material("ceramic-tile");
-    let (basis, _) = analyse(&mesh, &tile, &EigenSettings::new(12), None, &|_| {}).unwrap();
+    let (_, _, basis, _) = tile_basis([6, 3, 1], 12);
     let stress = basis.stress();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     for _ in 0..20 {
