@@ -14,7 +14,10 @@ pub struct HapticSpec {
     /// The dynamic body the device moves.
     pub proxy: String,
     /// Scaling factors for every device without its own entry in
-    /// `device` (see [`ScalingFactors`]).
+    /// `device` (see [`ScalingFactors`]). Spelled out rather than a
+    /// `#[serde(flatten)]` of [`ScalingFactors`]: serde cannot flatten into
+    /// a struct that denies unknown fields, and a misspelt key must stay
+    /// an error.
     #[serde(default = "one")]
     pub s_fact: f64,
     #[serde(default = "one")]
