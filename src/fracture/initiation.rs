@@ -263,7 +263,7 @@ struct States<'a> {
 fn evaluate_group(
     stress: &ModalStress,
     group: usize,
-    bounds: &[f64],
+    bounds: &[CentreBound],
     states: &States,
     threshold_pa: f64,
     known_peak: Option<&AtomicU64>,
@@ -281,13 +281,13 @@ fn evaluate_group(
         Some(_) => threshold_pa.min(shared_peak()),
         None => threshold_pa,
     };
-    let Some(first_sample) = bounds.iter().position(|&b| b > wanted) else {
+    let Some(first_sample) = bounds.iter().position(|b| b.exceeds(wanted)) else {
         return result;
     };
     result.formed = true;
     let last_sample = bounds
         .iter()
-        .rposition(|&b| b > wanted)
+        .rposition(|b| b.exceeds(wanted))
         .unwrap_or(first_sample);
     let m = stress.mode_count();
     let elements = stress.group_elements(group);
@@ -308,7 +308,7 @@ fn evaluate_group(
         faer::Par::Seq,
     );
     for k in first_sample..=last_sample {
-        if bounds[k] <= wanted {
+        if !bounds[k].exceeds(wanted) {
             continue;
         }
         let column = sigma.col_as_slice(k - first_sample);
@@ -373,7 +373,11 @@ fn evaluate_group(
 /// a sixteenth of the group's stresses; far from the contact it shows
 /// that no element can reach the threshold where [`ModalStress::group_bound`]
 /// (a bound on the norm over the whole contact) cannot.
-fn centre_bounds(stress: &ModalStress, groups: &[(f32, u32)], states: &States) -> Vec<Vec<f64>> {
+fn centre_bounds(
+    stress: &ModalStress,
+    groups: &[(f32, u32)],
+    states: &States,
+) -> Vec<Vec<CentreBound>> {
     let m = stress.mode_count();
     let indices: Vec<u32> = groups.iter().map(|&(_, g)| g).collect();
     let z = faer::MatRef::from_column_major_slice(states.z, m, states.steps);
@@ -391,14 +395,45 @@ fn centre_bounds(stress: &ModalStress, groups: &[(f32, u32)], states: &States) -
             let rounding = 1e-5 * m as f64 * f64::from(group_bound);
             (0..states.steps)
                 .map(|k| {
-                    let c: [f64; 6] = std::array::from_fn(|r| f64::from(centres[(6 * i + r, k)]));
-                    gershgorin_bound(&c).min(deviatoric_bound(&c))
-                        + f64::from(spreads[(i, k)])
-                        + rounding
+                    let centre: [f32; 6] = std::array::from_fn(|r| centres[(6 * i + r, k)]);
+                    let gershgorin = gershgorin_bound(&centre.map(f64::from));
+                    let spread_pa = f64::from(spreads[(i, k)]);
+                    CentreBound {
+                        loose: gershgorin + spread_pa + rounding,
+                        gershgorin,
+                        spread_pa,
+                        rounding,
+                        centre,
+                    }
                 })
                 .collect()
         })
         .collect()
+}
+
+/// The centre bound of one group at one sample ([`centre_bounds`]):
+/// min(Gershgorin, deviatoric) of the centre, plus spread and rounding.
+#[derive(Debug, Clone, Copy)]
+struct CentreBound {
+    /// The bound with Gershgorin's term alone: never below the bound, as
+    /// rounding is monotone and min(g, d) ≤ g.
+    loose: f64,
+    gershgorin: f64,
+    spread_pa: f64,
+    rounding: f64,
+    centre: [f32; 6],
+}
+
+impl CentreBound {
+    /// Whether the bound exceeds `level`. The deviatoric term (a square
+    /// root) is formed only when the loose bound does not already say no,
+    /// which far from the contact it mostly does.
+    fn exceeds(&self, level: f64) -> bool {
+        self.loose > level && {
+            let deviatoric = deviatoric_bound(&self.centre.map(f64::from));
+            self.gershgorin.min(deviatoric) + self.spread_pa + self.rounding > level
+        }
+    }
 }
 
 /// σ₁ ≤ q + √(2/3 · ‖S − qI‖²), q the mean stress: the closed form of
