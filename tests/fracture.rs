@@ -47,15 +47,28 @@ fn cut(
                 .total_cmp(&(mesh.tet_centroid(b) - origin).norm())
         })
         .expect("the surface crosses the mesh");
+    propagate_fresh(mesh, state, &surface, start, &NEVER_STOPS, &mut |_| 1e9)
+}
+
+/// One crack from `start` on fresh working memory (Alg. 2), and the
+/// fragment identifiers it created (Alg. 1).
+fn propagate_fresh(
+    mesh: &TetMesh,
+    state: &mut FractureState,
+    surface: &CrackSurface,
+    start: usize,
+    balance: &EnergyBalance,
+    energy_density: &mut dyn FnMut(usize) -> f64,
+) -> (Crack, Vec<u32>) {
     let mut scratch = CrackScratch::new(mesh);
     let crack = propagate(
         &mut scratch,
         mesh,
         state,
-        &surface,
+        surface,
         start,
-        &NEVER_STOPS,
-        &mut |_| 1e9,
+        balance,
+        energy_density,
     );
     (crack, scratch.update_fragments(mesh, state))
 }
@@ -257,17 +270,10 @@ fn energy_stops_a_crack_inside_the_body() {
         toughness_j_m2: 10.0,
         energy_length_m: 1e-3,
     };
-    let mut scratch = CrackScratch::new(&mesh);
-    let crack = propagate(
-        &mut scratch,
-        &mesh,
-        &mut state,
-        &surface,
-        start,
-        &balance,
-        &mut |t| 4e4 * (-(mesh.tet_centroid(t) - centre).norm() / 0.02).exp(),
-    );
-    let created = scratch.update_fragments(&mesh, &mut state);
+    let (crack, created) =
+        propagate_fresh(&mesh, &mut state, &surface, start, &balance, &mut |t| {
+            4e4 * (-(mesh.tet_centroid(t) - centre).norm() / 0.02).exp()
+        });
     assert_eq!(crack.stop, CrackStop::Energy);
     assert!(crack.fracture_energy_j >= crack.available_energy_j * 0.5);
     assert!(
@@ -323,12 +329,9 @@ fn a_crack_with_energy_to_spare_asks_for_few_densities() {
     assert_eq!(entered.len() + 1, deferred.elements);
     let mut densities = entered.iter().map(|&t| eta(t));
     ledger.fill(&mut densities);
-    let mut state = FractureState::new(&mesh);
-    let mut scratch = CrackScratch::new(&mesh);
-    let eager = propagate(
-        &mut scratch,
+    let (eager, _) = propagate_fresh(
         &mesh,
-        &mut state,
+        &mut FractureState::new(&mesh),
         &surface,
         start,
         &balance,
