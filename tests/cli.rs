@@ -237,6 +237,9 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
     for phase in ["initiation", "propagation", "meshing", "total"] {
         assert!(json["milliseconds"][phase].is_number(), "{phase}");
     }
+    // Glondu's Alg. 3: at most one crack per time sample by default.
+    let samples = json["events"][0]["steps"].as_u64().unwrap();
+    assert!(stops.len() as u64 <= samples, "{} cracks", stops.len());
     assert!(out_dir.join("fracture.vtu").exists());
     assert_eq!(
         std::fs::read_dir(&out_dir)
@@ -265,6 +268,13 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
     );
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("the point needs 3 numbers"));
+    let none = tessera(
+        &[&args[..9], &["--cracks-per-sample", "0"]].concat(),
+        dir.path(),
+    );
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr)
+        .contains("invalid value '0' for '--cracks-per-sample"));
 }
 
 #[test]

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Per-phase wall time of one fracture event on the benchmark slabs (the
 # events of benches/fracture.rs), median of N runs of `tessera fracture`.
-#   tools/fracture_phases.sh [IMPULSE_N_S] [RUNS]
+#   tools/fracture_phases.sh [IMPULSE_N_S] [RUNS] [CRACKS_PER_SAMPLE]
 # Needs a release build; modal bases come from the cache.
 set -euo pipefail
 impulse=${1:-200}
 runs=${2:-5}
+cracks_per_sample=${3:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tessera="$root/target/release/tessera"
 [ -x "$tessera" ] || cargo build --release --manifest-path "$root/Cargo.toml"
@@ -13,7 +14,7 @@ printf "%8s %9s %6s %7s %10s %11s %8s %8s %10s\n" tets fragments cracks steps in
 for cells in 12,12,2 26,26,2 41,41,4 54,54,10; do
   for _ in $(seq "$runs"); do
     "$tessera" fracture --mesh "box:0.3,0.3,0.03:$cells" --material glondu-slab \
-      --impact "0.15,0.15,0.03:0,0,-1:$impulse:10" --json
+      --impact "0.15,0.15,0.03:0,0,-1:$impulse:10" --cracks-per-sample "$cracks_per_sample" --json
   done | python3 -c '
 import json, sys, statistics
 runs = [json.loads(chunk) for chunk in sys.stdin.read().replace("}\n{", "}\x00{").split("\x00")]

@@ -3,6 +3,7 @@
 
 use super::{material_library, modes, solve_progress, BodyArgs, Cli};
 use anyhow::{bail, Context};
+use clap::builder::TypedValueParser as _;
 use nalgebra::{Point3, Vector3};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -40,6 +41,11 @@ pub struct Args {
     /// γ of Glondu eq. 3.8 (m).
     #[arg(long, default_value_t = FractureSettings::default().energy_length_m)]
     pub energy_length: f64,
+    /// Most cracks started at one time sample of a contact (Glondu Alg. 3
+    /// starts one).
+    #[arg(long, default_value_t = FractureSettings::default().max_cracks_per_step,
+          value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+    pub cracks_per_sample: usize,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -160,6 +166,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
 
     let fracture_settings = FractureSettings {
         energy_length_m: args.energy_length,
+        max_cracks_per_step: args.cracks_per_sample,
         seed: args.seed,
         ..Default::default()
     };

@@ -93,7 +93,10 @@ pub struct FractureSettings {
     pub excitation_threshold: f64,
     /// Most time samples over one contact.
     pub max_steps: usize,
-    /// Most cracks started at one time sample.
+    /// Most cracks started at one time sample. Glondu's Alg. 3 (line 12)
+    /// starts one, at the most stressed element; more start cracks in the
+    /// same unrelaxed stress field (the basis is not updated after a
+    /// crack), next to the first, and shatter more.
     pub max_cracks_per_step: usize,
     /// Seeds the weak points and the crack noise.
     pub seed: u64,
@@ -113,7 +116,7 @@ impl Default for FractureSettings {
             energy_length_m: 5e-3,
             excitation_threshold: 1e-3,
             max_steps: 64,
-            max_cracks_per_step: 4,
+            max_cracks_per_step: 1,
             seed: 0,
             own_basis_min_tets: 2000,
             exact_peak_stress: true,
