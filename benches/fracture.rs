@@ -8,7 +8,10 @@
 //! `impact+fragments` starts at most one crack per time sample, as Glondu's
 //! Alg. 3 (the default); `impact+fragments-4-per-sample` up to four, which
 //! shatters the finer slabs (52 cracks and 2 132 fragments at 175k tets,
-//! against 13 and 147).
+//! against 13 and 147). Criterion repeats an event, which then finds the
+//! parts of the modal tables it reads in the last-level cache;
+//! `impact+fragments-cache-cold` first writes 128 MB elsewhere, as other
+//! work between two fractures would.
 //!
 //!     cargo bench --bench fracture
 //!
@@ -29,6 +32,19 @@ use tessera::modal::{analyse, default_cache_dir, EigenSettings, ModalCache};
 const SLABS: [(usize, usize); 4] = [(12, 2), (26, 2), (41, 4), (54, 10)];
 /// Impulse of the strike (N·s).
 const IMPULSE_N_S: f64 = 200.0;
+/// Written before each cache-cold event: several times this machine's
+/// 32 MB L3, so that the event finds none of the modal tables it read in
+/// the previous one cached, as in a world where other work runs between
+/// fractures.
+const EVICTION_BYTES: usize = 128 << 20;
+
+/// Writes one byte per cache line of `buffer`.
+fn evict_caches(buffer: &mut [u8]) {
+    for line in buffer.chunks_mut(64) {
+        line[0] = line[0].wrapping_add(1);
+    }
+    std::hint::black_box(buffer);
+}
 
 fn fracture_event(c: &mut Criterion) {
     let bench_mode = std::env::args().any(|a| a == "--bench");
@@ -59,22 +75,31 @@ fn fracture_event(c: &mut Criterion) {
             impulse_n_s: IMPULSE_N_S,
             relative_speed_m_s: 10.0,
         }];
-        let variants = if bench_mode { &[1, 4][..] } else { &[1][..] };
-        for &cracks_per_sample in variants {
+        let variants = if bench_mode {
+            &[(1, false), (4, false), (1, true)][..]
+        } else {
+            &[(1, false)][..]
+        };
+        for &(cracks_per_sample, cache_cold) in variants {
             let settings = FractureSettings {
                 max_cracks_per_step: cracks_per_sample,
                 ..FractureSettings::default()
             };
-            let name = match cracks_per_sample {
-                1 => "impact+fragments".to_string(),
-                n => format!("impact+fragments-{n}-per-sample"),
+            let name = match (cracks_per_sample, cache_cold) {
+                (1, false) => "impact+fragments".to_string(),
+                (1, true) => "impact+fragments-cache-cold".to_string(),
+                (n, _) => format!("impact+fragments-{n}-per-sample"),
             };
+            let mut eviction = vec![0u8; if cache_cold { EVICTION_BYTES } else { 0 }];
             group.bench_with_input(
                 BenchmarkId::new(name, body.mesh().tet_count()),
                 &body,
                 |b, body| {
                     b.iter_batched(
-                        || body.clone(),
+                        || {
+                            evict_caches(&mut eviction);
+                            body.clone()
+                        },
                         |mut body| {
                             let outcome = body.impact(&strike, &Impactor::steel_ball(), &settings);
                             // An event that cracks nothing leaves the body as it was.
