@@ -68,7 +68,8 @@ fn fracture_event(c: &mut Criterion) {
             &|_| {},
         )
         .unwrap();
-        let body = BreakableBody::new(mesh, material.clone(), basis, 0);
+        let body = BreakableBody::new(mesh, material.clone(), basis, 0)
+            .expect("weak points fit in memory");
         let strike = [ContactPoint {
             point_m: Point3::new(0.15, 0.15, 0.03),
             normal: -Vector3::z(),

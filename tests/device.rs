@@ -60,7 +60,7 @@ proptest! {
     ) {
         let spec = impedance_spec();
         let settings = SafetySettings { ramp_s: 0.05, ..SafetySettings::for_spec(&spec) };
-        let mut filter = SafetyFilter::new(spec.clone(), settings);
+        let mut filter = SafetyFilter::new(spec.clone(), settings).unwrap();
         let mut now = 0.0;
         let mut previous = Vector3::zeros();
         for (fx, fy, fz, user, speed, dt) in steps {
@@ -131,7 +131,7 @@ fn soft_start_ramps_in_only_once_the_user_lets_go() {
         force_slew_n_per_s: 1e9,
         ..SafetySettings::for_spec(&spec)
     };
-    let mut filter = SafetyFilter::new(spec, settings);
+    let mut filter = SafetyFilter::new(spec, settings).unwrap();
     let push = DeviceCommand::Wrench {
         force_n: Vector3::new(20.0, 0.0, 0.0),
         torque_n_m: Vector3::zeros(),
@@ -157,7 +157,7 @@ fn overspeed_and_non_finite_trip_and_latch_until_reset() {
         force_slew_n_per_s: 1e9,
         ..SafetySettings::for_spec(&spec)
     };
-    let mut filter = SafetyFilter::new(spec.clone(), settings);
+    let mut filter = SafetyFilter::new(spec.clone(), settings).unwrap();
     let push = DeviceCommand::Wrench {
         force_n: Vector3::new(5.0, 0.0, 0.0),
         torque_n_m: Vector3::zeros(),
@@ -200,7 +200,7 @@ fn watchdog_zeroes_the_device_when_commands_stop() {
     let spec = impedance_spec();
     let hand = HandScript::parse("start_m = [0.0, 0.0, 0.0]", "inline").unwrap();
     let arm = SimulatedArm::new(spec.clone(), ArmModel::default(), hand.trajectory());
-    let mut safe = Safety::new(arm, SafetySettings::for_spec(&spec));
+    let mut safe = Safety::new(arm, SafetySettings::for_spec(&spec)).unwrap();
     safe.read(0.0).unwrap();
     safe.command(&DeviceCommand::zero_wrench(), 0.0).unwrap();
     safe.read(0.005).unwrap();

@@ -44,6 +44,8 @@ fn run(scene: Scene, hand: &str, options: ServerOptions, record: Option<&Path>) 
         hand: Some(hand),
         recorder: recorder.as_ref().map(Recorder::handle),
         options,
+        stop: None,
+        on_notice: None,
     })
     .expect("session runs");
     if let Some(r) = recorder {

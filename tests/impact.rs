@@ -15,7 +15,7 @@ fn tile() -> TetMesh {
 
 fn body(mesh: TetMesh, material: Material, modes: usize, seed: u64) -> BreakableBody {
     let (basis, _) = analyse(&mesh, &material, &EigenSettings::new(modes), None, &|_| {}).unwrap();
-    BreakableBody::new(mesh, material, basis, seed)
+    BreakableBody::new(mesh, material, basis, seed).unwrap()
 }
 
 fn strike(impulse: f64) -> Vec<ContactPoint> {
@@ -151,7 +151,8 @@ fn over_seeds(material: &Material, impulse: f64) -> (f64, usize) {
     let mut area = 0.0;
     let mut fragments = 0;
     for seed in 0..6 {
-        let mut b = BreakableBody::new(mesh.clone(), material.clone(), basis.clone(), seed);
+        let mut b =
+            BreakableBody::new(mesh.clone(), material.clone(), basis.clone(), seed).unwrap();
         let settings = FractureSettings {
             seed,
             ..Default::default()
@@ -388,7 +389,7 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
     // from the parent's, which is why large pieces get their own.
     assert_ne!(basis.eigenvalues[0], b.basis().eigenvalues[0]);
     // The piece as a body of its own breaks like any body.
-    let own = BreakableBody::new(result.mesh, material, basis, 8);
+    let own = BreakableBody::new(result.mesh, material, basis, 8).unwrap();
     assert_eq!(own.fragments().len(), 1);
 }
 

@@ -7,7 +7,7 @@ use tessera::device::DeviceProfile;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Folder of device profiles (default: the repository's devices/).
+    /// Folder of device profiles (default: the shipped profiles).
     #[arg(long, value_name = "DIR")]
     pub profiles: Option<PathBuf>,
     /// Print one JSON object.
@@ -16,11 +16,14 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let dir = args
-        .profiles
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/devices")));
-    let profiles = DeviceProfile::load_dir(&dir).context("reading device profiles")?;
+    let (profiles, from) = match &args.profiles {
+        Some(dir) => (
+            DeviceProfile::load_dir(dir).context("reading device profiles")?,
+            dir.display().to_string(),
+        ),
+        None => (DeviceProfile::shipped()?, "the shipped profiles".into()),
+    };
+    let hidraw = hidraw_nodes();
     // No HID access (no hidraw, a container) is not an error: no devices.
     let (present, hid_error) = match present_devices() {
         Ok(list) => (list, None),
@@ -59,6 +62,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 "product_id": p.product_id,
                 "control": p.spec.control,
             })).collect::<Vec<_>>(),
+            "hidraw": hidraw.iter().map(|(path, readable)| serde_json::json!({
+                "path": path.display().to_string(),
+                "read_write": readable,
+            })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(());
@@ -83,7 +90,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             }
         );
     }
-    println!("{} profile(s) in {}", profiles.len(), dir.display());
+    println!("{} profile(s) in {from}", profiles.len());
     for (path, p) in &profiles {
         println!(
             "  {:04x}:{:04x} {} ({:?}) {}",
@@ -94,5 +101,89 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             path.display()
         );
     }
+    let unmatched: Vec<_> = profiles
+        .iter()
+        .filter(|(_, p)| {
+            p.product_id != SIM_ARM_PRODUCT_ID
+                && !present
+                    .iter()
+                    .any(|d| d.vendor_id == p.vendor_id && d.product_id == p.product_id)
+        })
+        .collect();
+    if !unmatched.is_empty() {
+        println!();
+        print_checklist(&hidraw, &unmatched);
+    }
     Ok(())
+}
+
+/// The simulated arm's product id: its profile never matches hardware.
+const SIM_ARM_PRODUCT_ID: u16 = 0x7E56;
+
+/// `/dev/hidraw*` nodes and whether this user may read and write them.
+fn hidraw_nodes() -> Vec<(PathBuf, bool)> {
+    let mut nodes: Vec<(PathBuf, bool)> = std::fs::read_dir("/dev")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("hidraw"))
+                })
+                .map(|p| {
+                    let rw = std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(&p)
+                        .is_ok();
+                    (p, rw)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    nodes.sort();
+    nodes
+}
+
+/// What a person with a real arm should check when its profile finds no
+/// device.
+fn print_checklist(hidraw: &[(PathBuf, bool)], unmatched: &[&(PathBuf, DeviceProfile)]) {
+    println!("no device present for:");
+    for (path, p) in unmatched {
+        println!(
+            "  {} ({:04x}:{:04x}, {})",
+            p.spec.name,
+            p.vendor_id,
+            p.product_id,
+            path.display()
+        );
+    }
+    println!("to check:");
+    println!("  1. the arm is plugged in and powered: `lsusb` lists its vendor:product id");
+    if hidraw.is_empty() {
+        println!("  2. no /dev/hidraw* node exists: the kernel has not bound the device to hidraw");
+    } else {
+        for (node, rw) in hidraw {
+            println!(
+                "  2. {}: {}",
+                node.display(),
+                if *rw {
+                    "readable and writable"
+                } else {
+                    "NOT readable and writable by you"
+                }
+            );
+        }
+    }
+    println!(
+        "  3. give your user access with a udev rule, e.g. /etc/udev/rules.d/70-tessera.rules:"
+    );
+    for (_, p) in unmatched {
+        println!(
+            "       KERNEL==\"hidraw*\", ATTRS{{idVendor}}==\"{:04x}\", ATTRS{{idProduct}}==\"{:04x}\", MODE=\"0660\", TAG+=\"uaccess\"",
+            p.vendor_id, p.product_id
+        );
+    }
+    println!("     then `sudo udevadm control --reload && sudo udevadm trigger`, and plug the arm in again");
 }

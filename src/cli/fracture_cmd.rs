@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Elastic modes of the basis.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = super::at_least_one)]
     pub modes: usize,
     /// Impactor mass (kg), Young's modulus (Pa) and radius (m); default the
     /// 110 g, 25 mm steel ball.
@@ -172,7 +172,12 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     };
     // Making the body (weak points, fracture state, per-tet tables) is
     // preparation, like the modal basis; the event is timed from the impact.
-    let mut body = BreakableBody::new(mesh, material, basis, args.seed);
+    let mut body = BreakableBody::new(mesh, material, basis, args.seed).with_context(|| {
+        format!(
+            "--mesh {} --material {}",
+            args.body.mesh, args.body.material
+        )
+    })?;
     let start = Instant::now();
     let mut outcomes = Vec::new();
     if !contacts.is_empty() {

@@ -1,14 +1,23 @@
 //! `tessera serve`, `tessera demo` and `tessera replay`: haptic sessions.
+//!
+//! A session's inputs (scene, materials, hand script, device profile,
+//! options, seed, tessera's version) are gathered into one
+//! [`SessionConfig`] before it starts; the session log stores it whole as
+//! its first event, so `replay` needs nothing but the log.
 
-use super::scene_cmd::load_scene;
-use super::Cli;
+use super::scene_cmd::{prepare_scene, scene_text};
+use super::{material_source, Cli, Stop};
 use anyhow::{bail, Context};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+use tessera::assets;
+use tessera::config::{MaterialLibrary, Scene};
 use tessera::device::hid::{HidApiConnector, HidDriver, HidTiming};
 use tessera::device::sim::{sim_arm_spec, ArmModel};
-use tessera::device::{Device, DeviceProfile, HandScript, SimulatedArm};
-use tessera::haptics::{serve, CpuPin, ServerOptions, Session, Summary};
+use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
+use tessera::haptics::{serve, CpuPin, Notice, ServerOptions, Session, Summary};
 use tessera::session::{Event, Recorder, SessionReader};
 use tessera::world::World;
 
@@ -16,6 +25,17 @@ use tessera::world::World;
 const DEMO_SCENE: &str = "tile-strike";
 /// Where `tessera demo` writes its session log by default.
 const DEMO_LOG: &str = "tessera-demo.mcap";
+/// The hand of a simulated arm when neither the scene nor `--hand` gives one.
+const STILL_HAND: &str = "start_m = [0.0, 0.0, 0.0]";
+/// How long `serve` waits for a HID device to open before it gives up
+/// (without `--wait-for-device`).
+const DEVICE_OPEN_WAIT: Duration = Duration::from_secs(2);
+
+/// Exit status of a session the device failed in (lost, errors).
+pub const EXIT_DEGRADED: u8 = 2;
+/// Exit status of a replay that differs from its recording, or of a
+/// truncated log.
+pub const EXIT_DIFFERS: u8 = 3;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
@@ -23,18 +43,25 @@ pub struct ServeArgs {
     #[arg(long, default_value = DEMO_SCENE)]
     pub scene: String,
     /// `sim` (the simulated arm and a scripted hand) or `hid:PROFILE`
-    /// (a device profile file or a name in devices/).
+    /// (a device profile file or the name of a shipped one).
     #[arg(long, default_value = "sim")]
     pub device: String,
+    /// With a HID device: wait until it can be opened instead of failing.
+    #[arg(long)]
+    pub wait_for_device: bool,
+    /// Output forces only while this device button (0–31) is held
+    /// (default: the profile's `[safety] deadman_button`, else none).
+    #[arg(long, value_name = "BUTTON", value_parser = clap::value_parser!(u8).range(0..32))]
+    pub deadman: Option<u8>,
     /// Hand script for the simulated arm (default: the scene's).
     #[arg(long, value_name = "FILE")]
     pub hand: Option<PathBuf>,
     /// Write the session log (MCAP) here.
     #[arg(long, value_name = "FILE.mcap")]
     pub record: Option<PathBuf>,
-    /// Session length (default: the hand script's length plus 1 s; 60 s
-    /// with a real device).
-    #[arg(long)]
+    /// Session length in seconds, at most one week (default: the hand
+    /// script's length plus 1 s; 60 s with a real device).
+    #[arg(long, allow_negative_numbers = true, value_parser = super::session_seconds)]
     pub seconds: Option<f64>,
     /// Wait for every synchronisation on a virtual clock: reproducible bit
     /// for bit, not real time.
@@ -48,8 +75,8 @@ pub struct ServeArgs {
     /// Count of the scene's arrayed body (cube scenes).
     #[arg(long)]
     pub count: Option<usize>,
-    /// Haptic ticks per global step (default: the scene's sync_ratio).
-    #[arg(long)]
+    /// Haptic ticks per global step, 1–1000 (default: the scene's sync_ratio).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub sync_ratio: Option<u32>,
     /// Direct coupling: the whole world in the haptic thread (baseline).
     #[arg(long)]
@@ -65,8 +92,9 @@ pub struct ServeArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Session length (default: the demo hand's script plus 1 s, ~15 s).
-    #[arg(long)]
+    /// Session length in seconds (default: the demo hand's script plus 1 s,
+    /// ~15 s).
+    #[arg(long, allow_negative_numbers = true, value_parser = super::session_seconds)]
     pub seconds: Option<f64>,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -86,36 +114,154 @@ pub struct ReplayArgs {
     /// Replay on a virtual clock (the way to reproduce a lockstep log).
     #[arg(long)]
     pub lockstep: bool,
+    /// Use this scene file instead of the one the log holds (the replay
+    /// says where they differ).
+    #[arg(long, value_name = "FILE")]
+    pub scene: Option<PathBuf>,
+    /// Use this hand script instead of the one the log holds.
+    #[arg(long, value_name = "FILE")]
+    pub hand: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
-/// What a session log's configuration event holds: enough to run it again.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+/// A text input of a session and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Source {
+    path: String,
+    text: String,
+}
+
+/// Everything a session was run with: its log's configuration event.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct SessionConfig {
+    /// The tessera version that ran it.
+    version: String,
     command: String,
-    scene: String,
+    scene: Source,
+    materials: Source,
+    /// The simulated arm's hand script.
+    hand_script: Option<String>,
+    /// `sim` or `hid:PROFILE`.
+    device: String,
+    /// The HID device profile's text.
+    device_profile: Option<Source>,
+    deadman_button: Option<u8>,
     count: Option<usize>,
     seed: u64,
-    device: String,
-    /// The hand script's text (simulated arm).
-    hand_script: Option<String>,
     lockstep: bool,
-    seconds: f64,
+    seconds: Option<f64>,
     sync_ratio: Option<u32>,
     direct: bool,
 }
 
-pub fn serve_cmd(args: &ServeArgs, cli: &Cli) -> anyhow::Result<()> {
-    let summary = run_session(args, "serve", cli, None)?;
-    print_summary(&summary, args.json)
+impl SessionConfig {
+    /// The inputs of `serve` (or `demo`), read from files and options.
+    fn gather(args: &ServeArgs, command: &str, cli: &Cli) -> anyhow::Result<Self> {
+        let (scene_path, scene_text) = scene_text(&args.scene)?;
+        let scene = Scene::parse(&scene_text, &scene_path)?;
+        let (materials_path, materials_text) = material_source(cli)?;
+        let (hand_script, device_profile) = if args.device == "sim" {
+            let hand_path = match (
+                &args.hand,
+                scene.haptic.as_ref().and_then(|h| h.hand.as_ref()),
+            ) {
+                (Some(path), _) => Some(path.clone()),
+                (None, Some(relative)) => {
+                    Some(scene_path.parent().unwrap_or(Path::new(".")).join(relative))
+                }
+                (None, None) => None,
+            };
+            let hand = match &hand_path {
+                Some(path) => {
+                    let text = read_hand(path)?;
+                    // Checked now, before the scene's modal analyses.
+                    HandScript::parse(&text, &path.display().to_string())?;
+                    text
+                }
+                None => STILL_HAND.to_owned(),
+            };
+            (Some(hand), None)
+        } else {
+            let Some(profile) = args.device.strip_prefix("hid:") else {
+                bail!(
+                    "--device `{}`: expected `sim` or `hid:PROFILE`",
+                    args.device
+                );
+            };
+            let path = profile_path(profile)?;
+            let text = assets::read_text(&path)
+                .with_context(|| format!("device profile {}", path.display()))?;
+            DeviceProfile::parse(&text, &path)?;
+            (
+                None,
+                Some(Source {
+                    path: path.display().to_string(),
+                    text,
+                }),
+            )
+        };
+        Ok(Self {
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: command.into(),
+            scene: Source {
+                path: scene_path.display().to_string(),
+                text: scene_text,
+            },
+            materials: Source {
+                path: materials_path.display().to_string(),
+                text: materials_text,
+            },
+            hand_script,
+            device: args.device.clone(),
+            device_profile,
+            deadman_button: args.deadman,
+            count: args.count,
+            seed: args.seed,
+            lockstep: args.lockstep,
+            seconds: args.seconds,
+            sync_ratio: args.sync_ratio,
+            direct: args.direct,
+        })
+    }
 }
 
-pub fn demo(args: &DemoArgs, cli: &Cli) -> anyhow::Result<()> {
+/// How a session is run beyond its configuration.
+struct RunOptions {
+    record: Option<PathBuf>,
+    realtime: bool,
+    haptic_cpu: CpuPin,
+    wait_for_device: bool,
+    /// Keep the proxy's path (replays compare it).
+    trace: bool,
+    quiet: bool,
+}
+
+pub fn serve_cmd(args: &ServeArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
+    let config = SessionConfig::gather(args, "serve", cli)?;
+    let summary = run_session(
+        &config,
+        &RunOptions {
+            record: args.record.clone(),
+            realtime: !args.no_realtime,
+            haptic_cpu: args.haptic_cpu,
+            wait_for_device: args.wait_for_device,
+            trace: false,
+            quiet: args.json,
+        },
+        stop,
+    )?;
+    print_summary(&summary, args.json)?;
+    Ok(session_exit(&summary, stop))
+}
+
+pub fn demo(args: &DemoArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
     let serve_args = ServeArgs {
         scene: DEMO_SCENE.into(),
         device: "sim".into(),
+        wait_for_device: false,
+        deadman: None,
         hand: None,
         record: Some(args.record.clone()),
         seconds: args.seconds,
@@ -133,76 +279,103 @@ pub fn demo(args: &DemoArgs, cli: &Cli) -> anyhow::Result<()> {
             "tessera demo: a simulated hand strikes the ceramic tile through the haptic arm, harder each time"
         );
     }
-    let summary = run_session(&serve_args, "demo", cli, None)?;
-    print_summary(&summary, args.json)
+    let config = SessionConfig::gather(&serve_args, "demo", cli)?;
+    let summary = run_session(
+        &config,
+        &RunOptions {
+            record: Some(args.record.clone()),
+            realtime: true,
+            haptic_cpu: CpuPin::Auto,
+            wait_for_device: false,
+            trace: false,
+            quiet: args.json,
+        },
+        stop,
+    )?;
+    print_summary(&summary, args.json)?;
+    Ok(session_exit(&summary, stop))
 }
 
-/// Builds and runs a session; records it if asked. A replay passes the
-/// recorded hand script, and gets the proxy's path traced.
-fn run_session(
-    args: &ServeArgs,
-    command: &str,
-    cli: &Cli,
-    replay_hand: Option<String>,
-) -> anyhow::Result<Summary> {
-    let trace = replay_hand.is_some();
-    let (scene, assets) = load_scene(&args.scene, args.count, cli)?;
+/// 128 + the signal for an interrupted session, [`EXIT_DEGRADED`] for one
+/// the device failed in, success otherwise.
+fn session_exit(summary: &Summary, stop: &Stop) -> ExitCode {
+    if summary.interrupted {
+        ExitCode::from(stop.exit_status())
+    } else if summary.degraded {
+        ExitCode::from(EXIT_DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Builds and runs a session from its configuration; records it if asked.
+fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow::Result<Summary> {
+    let scene = Scene::parse(&config.scene.text, Path::new(&config.scene.path))?;
+    let library =
+        MaterialLibrary::parse(&config.materials.text, Path::new(&config.materials.path))?;
+    let (scene, assets) = prepare_scene(scene, config.count, &library)?;
     let Some(haptic) = scene.haptic.clone() else {
         bail!(
             "{}: the scene has no [haptic] table (which body is the proxy)",
             scene.path.display()
         );
     };
-    let world = World::from_scene(&scene, &assets, args.seed)?;
-    let (device, device_name, hand_text) =
-        open_device(args, &scene.path, haptic.hand.as_deref(), replay_hand)?;
-    let hand = match &hand_text {
+    let world = World::from_scene(&scene, &assets, config.seed)?;
+    let opened = open_device(config, run, stop)?;
+    let hand = match &config.hand_script {
         Some(text) => Some(HandScript::parse(text, "hand script")?.trajectory()),
         None => None,
     };
-    let seconds = match args.seconds {
-        Some(s) => s,
-        None => hand.as_ref().map_or(60.0, |h| h.duration_s() + 1.0),
-    };
-    let config = SessionConfig {
-        command: command.into(),
-        scene: scene.path.display().to_string(),
-        count: args.count,
-        seed: args.seed,
-        device: args.device.clone(),
-        hand_script: hand_text,
-        lockstep: args.lockstep,
-        seconds,
-        sync_ratio: args.sync_ratio,
-        direct: args.direct,
-    };
-    let recorder = match &args.record {
-        Some(path) => Some(Recorder::create(path, serde_json::to_value(&config)?)?),
+    let seconds = config
+        .seconds
+        .unwrap_or_else(|| hand.as_ref().map_or(60.0, |h| h.duration_s() + 1.0));
+    let recorder = match &run.record {
+        Some(path) => Some(Recorder::create(path, serde_json::to_value(config)?)?),
         None => None,
     };
+    let spec = opened.device.spec().clone();
+    let safety = SafetySettings {
+        deadman_button: config.deadman_button.or(opened.deadman_button),
+        ..SafetySettings::for_spec(&spec)
+    };
+    let quiet = run.quiet;
     let session = Session {
         world,
         haptic,
         scene_name: scene.path.display().to_string(),
-        device,
-        device_name,
+        device: opened.device,
+        device_name: opened.name,
         hand,
         recorder: recorder.as_ref().map(Recorder::handle),
         options: ServerOptions {
             seconds,
-            lockstep: args.lockstep,
-            realtime: !args.no_realtime,
-            haptic_cpu: args.haptic_cpu,
-            direct: args.direct,
-            sync_ratio: args.sync_ratio,
-            trace,
+            lockstep: config.lockstep,
+            realtime: run.realtime,
+            haptic_cpu: run.haptic_cpu,
+            direct: config.direct,
+            sync_ratio: config.sync_ratio,
+            trace: run.trace,
+            safety: Some(safety),
             ..ServerOptions::default()
         },
+        stop: Some(stop.flag()),
+        on_notice: Some(Box::new(move |notice| {
+            if !quiet {
+                match notice {
+                    Notice::DeviceLost { time_s } => eprintln!(
+                        "device lost at {time_s:.3} s: forces set to zero; waiting for it to answer again"
+                    ),
+                    Notice::DeviceRestored { time_s, lost_for_s } => eprintln!(
+                        "device back at {time_s:.3} s after {lost_for_s:.3} s; forces ramp in again"
+                    ),
+                }
+            }
+        })),
     };
     let mut summary = serve(session)?;
     if let Some(recorder) = recorder {
         recorder.handle().event(Event::Outcome {
-            time_s: seconds,
+            time_s: summary.seconds,
             state_hash: summary.outcome.state_hash,
             proxy_path_hash: summary.outcome.proxy_path_hash,
             bodies: summary.outcome.bodies,
@@ -213,39 +386,34 @@ fn run_session(
     Ok(summary)
 }
 
-/// The device, its profile name, and the hand script's text (simulated arm).
+/// The device of a session and what its profile says beyond the spec.
+struct OpenedDevice {
+    device: Box<dyn Device>,
+    /// The profile's name (selects per-device scaling factors).
+    name: String,
+    deadman_button: Option<u8>,
+}
+
 fn open_device(
-    args: &ServeArgs,
-    scene: &Path,
-    scene_hand: Option<&str>,
-    replay_hand: Option<String>,
-) -> anyhow::Result<(Box<dyn Device>, String, Option<String>)> {
-    if args.device == "sim" {
-        let text = match (&args.hand, scene_hand) {
-            _ if replay_hand.is_some() => replay_hand,
-            (Some(path), _) => Some(read(path)?),
-            (None, Some(relative)) => {
-                let base = scene.parent().unwrap_or(Path::new("."));
-                Some(read(&base.join(relative))?)
-            }
-            (None, None) => None,
-        };
-        let script = match &text {
-            Some(t) => HandScript::parse(t, "hand script")?,
-            None => HandScript::parse("start_m = [0.0, 0.0, 0.0]", "built-in hand")?,
-        };
+    config: &SessionConfig,
+    run: &RunOptions,
+    stop: &Stop,
+) -> anyhow::Result<OpenedDevice> {
+    if config.device == "sim" {
+        let text = config.hand_script.as_deref().unwrap_or(STILL_HAND);
+        let script = HandScript::parse(text, "hand script")?;
         let arm = SimulatedArm::new(sim_arm_spec(), ArmModel::default(), script.trajectory());
-        let text = text.unwrap_or_else(|| "start_m = [0.0, 0.0, 0.0]".into());
-        return Ok((Box::new(arm), "sim-arm".into(), Some(text)));
+        return Ok(OpenedDevice {
+            device: Box::new(arm),
+            name: "sim-arm".into(),
+            deadman_button: None,
+        });
     }
-    let Some(profile) = args.device.strip_prefix("hid:") else {
-        bail!(
-            "--device `{}`: expected `sim` or `hid:PROFILE`",
-            args.device
-        );
+    let Some(source) = &config.device_profile else {
+        bail!("--device {}: no device profile", config.device);
     };
-    let path = profile_path(profile);
-    let profile = DeviceProfile::load(&path)?;
+    let path = Path::new(&source.path);
+    let profile = DeviceProfile::parse(&source.text, path)?;
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -256,23 +424,55 @@ fn open_device(
         HidTiming::default(),
     )
     .context("starting the HID driver thread")?;
-    Ok((Box::new(driver), name, None))
+    let what = format!(
+        "device {} ({:04x}:{:04x}, profile {})",
+        profile.spec.name,
+        profile.vendor_id,
+        profile.product_id,
+        path.display()
+    );
+    if let Err(why) = driver.wait_connected(DEVICE_OPEN_WAIT) {
+        if !run.wait_for_device {
+            bail!(
+                "{what} cannot be opened: {why}. Check that it is plugged in and powered and that \
+                 you may open its /dev/hidraw node (`tessera devices` lists what is present and \
+                 what to check); --wait-for-device waits for it"
+            );
+        }
+        eprintln!("waiting for {what}: {why} (Ctrl-C to give up)");
+        loop {
+            if stop.requested() {
+                bail!("gave up waiting for {what}");
+            }
+            if driver.wait_connected(Duration::from_millis(200)).is_ok() {
+                break;
+            }
+        }
+        eprintln!("{what} is open");
+    }
+    Ok(OpenedDevice {
+        device: Box::new(driver),
+        name,
+        deadman_button: profile.safety.deadman_button,
+    })
 }
 
-fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("hand script {}", path.display()))
+fn read_hand(path: &Path) -> anyhow::Result<String> {
+    assets::read_text(path).with_context(|| format!("hand script {}", path.display()))
 }
 
-/// A profile file, or a profile name in the shipped `devices/`.
-fn profile_path(profile: &str) -> PathBuf {
+/// A profile file, or the name of a shipped profile (`tessera-arm`).
+fn profile_path(profile: &str) -> anyhow::Result<PathBuf> {
     let given = PathBuf::from(profile);
     if given.is_file() {
-        return given;
+        return Ok(given);
     }
-    let name = profile.strip_suffix(".toml").unwrap_or(profile);
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("devices")
-        .join(format!("{name}.toml"))
+    assets::shipped_path(assets::DEVICES_DIR, profile).with_context(|| {
+        format!(
+            "no device profile file `{profile}` (shipped profiles: {})",
+            assets::shipped_names(assets::DEVICES_DIR).join(", ")
+        )
+    })
 }
 
 fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
@@ -285,6 +485,18 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
         "{} session, {:.1} s, device {}, r_sim {}",
         summary.mode, summary.seconds, summary.device, summary.sync_ratio
     );
+    if summary.interrupted {
+        println!(
+            "interrupted at {:.3} s: device zeroed and released, log finished",
+            summary.seconds
+        );
+    }
+    if summary.degraded {
+        println!(
+            "DEGRADED: the device was lost {} time(s) ({} back) and failed {} read(s) or command(s); forces were zero meanwhile",
+            summary.device_losses, summary.device_restorations, summary.device_errors
+        );
+    }
     let r = &summary.realtime;
     println!(
         "real-time: requested {}, obtained {} (priority {}), memory locked {}, CPU {}{}",
@@ -334,11 +546,15 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
         summary.syncs.global_step_ms_max
     );
     println!(
-        "coupling: k {:.0} N/m, c {:.1} N·s/m (simulation units); peak force on the device {:.1} N; safety trips {}",
-        summary.coupling.stiffness_n_m,
-        summary.coupling.damping_n_s_m,
-        summary.peak_coupling_force_n,
-        summary.safety_trips
+        "coupling: k {:.0} N/m, c {:.1} N·s/m (simulation units); peak coupling force on the device {:.1} N",
+        summary.coupling.stiffness_n_m, summary.coupling.damping_n_s_m, summary.peak_coupling_force_n,
+    );
+    println!(
+        "sent to the device after the safety layer: peak force {:.1} N, peak goal speed {:.2} m/s; safety trips {}; device errors {}",
+        summary.commanded.peak_force_n,
+        summary.commanded.peak_goal_speed_m_s,
+        summary.safety_trips,
+        summary.device_errors
     );
     if summary.fractures.is_empty() {
         println!("fractures: none");
@@ -361,6 +577,11 @@ struct ReplayReport {
     file: String,
     mode: &'static str,
     matches: bool,
+    /// Why the log ends early, if it is truncated or damaged.
+    truncated: Option<String>,
+    /// Inputs given on the command line that differ from the recorded ones.
+    overrides: Vec<String>,
+    recorded_version: String,
     /// The first tick at which the proxy's path or the fractures differ.
     first_divergence: Option<u64>,
     recorded: ReplaySide,
@@ -374,10 +595,10 @@ struct ReplaySide {
     state_hash: Option<u64>,
 }
 
-pub fn replay(args: &ReplayArgs, cli: &Cli) -> anyhow::Result<()> {
+pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
     let log = SessionReader::open(&args.file)?;
     let name = args.file.display().to_string();
-    let config: SessionConfig = log
+    let mut config: SessionConfig = log
         .events()
         .find_map(|e| match e {
             Event::Configuration { config, .. } => Some(config.clone()),
@@ -385,8 +606,9 @@ pub fn replay(args: &ReplayArgs, cli: &Cli) -> anyhow::Result<()> {
         })
         .with_context(|| format!("{name}: no configuration event"))
         .and_then(|c| {
-            serde_json::from_value(c)
-                .with_context(|| format!("{name}: not a haptic session's configuration"))
+            serde_json::from_value(c).with_context(|| {
+                format!("{name}: not a haptic session's configuration (or from an older tessera)")
+            })
         })?;
     if config.device != "sim" {
         bail!(
@@ -394,26 +616,75 @@ pub fn replay(args: &ReplayArgs, cli: &Cli) -> anyhow::Result<()> {
             config.device
         );
     }
-    // The recorded script reproduces the hand exactly.
-    let Some(hand_script) = config.hand_script.clone() else {
-        bail!("{name}: the log has no hand script to replay");
-    };
-    let serve_args = ServeArgs {
-        scene: config.scene.clone(),
-        device: "sim".into(),
-        hand: None,
-        record: None,
-        seconds: Some(config.seconds),
-        lockstep: args.lockstep,
-        json: args.json,
-        seed: config.seed,
-        count: config.count,
-        sync_ratio: config.sync_ratio,
-        direct: config.direct,
-        no_realtime: false,
-        haptic_cpu: CpuPin::Auto,
-    };
-    let summary = run_session(&serve_args, "replay", cli, Some(hand_script))?;
+    let mut overrides = Vec::new();
+    if let Some(path) = &args.scene {
+        let text = assets::read_text(path).with_context(|| format!("scene {}", path.display()))?;
+        if let Some(d) = first_difference(&config.scene.text, &text) {
+            overrides.push(format!(
+                "scene {} differs from the recorded one: {d}",
+                path.display()
+            ));
+        }
+        config.scene = Source {
+            path: path.display().to_string(),
+            text,
+        };
+    }
+    if cli.materials.is_some() {
+        let (path, text) = material_source(cli)?;
+        if let Some(d) = first_difference(&config.materials.text, &text) {
+            overrides.push(format!(
+                "materials {} differ from the recorded ones: {d}",
+                path.display()
+            ));
+        }
+        config.materials = Source {
+            path: path.display().to_string(),
+            text,
+        };
+    }
+    if let Some(path) = &args.hand {
+        let text = read_hand(path)?;
+        if let Some(d) = first_difference(config.hand_script.as_deref().unwrap_or(""), &text) {
+            overrides.push(format!(
+                "hand script {} differs from the recorded one: {d}",
+                path.display()
+            ));
+        }
+        config.hand_script = Some(text);
+    }
+    // An interrupted session ran for its outcome's time, not its plan.
+    if let Some(ran_s) = log.events().find_map(|e| match e {
+        Event::Outcome { time_s, .. } => Some(*time_s),
+        _ => None,
+    }) {
+        config.seconds = Some(ran_s);
+    }
+    config.lockstep = args.lockstep;
+    if !args.json {
+        if config.version != env!("CARGO_PKG_VERSION") {
+            eprintln!(
+                "note: recorded with tessera {}, replayed with {}",
+                config.version,
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        for o in &overrides {
+            eprintln!("override: {o}");
+        }
+    }
+    let summary = run_session(
+        &config,
+        &RunOptions {
+            record: None,
+            realtime: true,
+            haptic_cpu: CpuPin::Auto,
+            wait_for_device: false,
+            trace: true,
+            quiet: args.json,
+        },
+        stop,
+    )?;
     let recorded_trace: Vec<(u64, [f64; 3])> =
         log.ticks().map(|t| (t.tick, t.proxy_position_m)).collect();
     let mut first_divergence = recorded_trace
@@ -421,7 +692,10 @@ pub fn replay(args: &ReplayArgs, cli: &Cli) -> anyhow::Result<()> {
         .zip(&summary.proxy_trace)
         .find(|((_, a), b)| a != *b)
         .map(|((tick, _), _)| *tick);
-    if first_divergence.is_none() && recorded_trace.len() != summary.proxy_trace.len() {
+    if first_divergence.is_none()
+        && log.truncated.is_none()
+        && recorded_trace.len() != summary.proxy_trace.len()
+    {
         first_divergence = Some(recorded_trace.len().min(summary.proxy_trace.len()) as u64);
     }
     let recorded_fractures: Vec<(u64, String, usize)> = log
@@ -441,10 +715,17 @@ pub fn replay(args: &ReplayArgs, cli: &Cli) -> anyhow::Result<()> {
         .iter()
         .map(|f| (f.body.clone(), f.fragments))
         .collect();
+    // A truncated log holds a prefix of the fractures.
+    let compared = if log.truncated.is_some() {
+        recorded_fractures.len().min(replayed_fractures.len())
+    } else {
+        usize::MAX
+    };
     let fractures_match = recorded_fractures
         .iter()
+        .take(compared)
         .map(|(_, b, n)| (b.clone(), *n))
-        .eq(replayed_fractures.iter().cloned());
+        .eq(replayed_fractures.iter().take(compared).cloned());
     if !fractures_match {
         let at = recorded_fractures
             .iter()
@@ -469,7 +750,13 @@ pub fn replay(args: &ReplayArgs, cli: &Cli) -> anyhow::Result<()> {
     let report = ReplayReport {
         file: name,
         mode: summary.mode,
-        matches: first_divergence.is_none() && fractures_match && hashes_match,
+        matches: log.truncated.is_none()
+            && first_divergence.is_none()
+            && fractures_match
+            && hashes_match,
+        truncated: log.truncated.clone(),
+        overrides,
+        recorded_version: config.version.clone(),
         first_divergence,
         recorded: ReplaySide {
             ticks: recorded_trace.len() as u64,
@@ -494,18 +781,56 @@ pub fn replay(args: &ReplayArgs, cli: &Cli) -> anyhow::Result<()> {
             report.mode,
             if report.matches {
                 "matches the recording"
+            } else if report.truncated.is_some() {
+                "the log is truncated"
             } else {
                 "differs from the recording"
             }
         );
+        if let Some(why) = &report.truncated {
+            println!(
+                "the log ends early after {} ticks ({why}); compared up to there",
+                report.recorded.ticks
+            );
+        }
         match report.first_divergence {
             Some(tick) => println!("first divergence at tick {tick}"),
-            None => println!("no divergence in {} ticks", report.replayed.ticks),
+            None => println!("no divergence in {} ticks", report.recorded.ticks),
         }
         println!(
             "fractures recorded {:?}, replayed {:?}",
             report.recorded.fractures, report.replayed.fractures
         );
     }
-    Ok(())
+    if summary.interrupted {
+        return Ok(ExitCode::from(stop.exit_status()));
+    }
+    Ok(if report.matches {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_DIFFERS)
+    })
+}
+
+/// Where two texts first differ: `line N: recorded `…`, given `…``.
+fn first_difference(recorded: &str, given: &str) -> Option<String> {
+    if recorded == given {
+        return None;
+    }
+    let mut a = recorded.lines();
+    let mut b = given.lines();
+    let mut line = 1;
+    loop {
+        match (a.next(), b.next()) {
+            (Some(x), Some(y)) if x == y => line += 1,
+            (None, None) => return Some("line endings or a final newline differ".into()),
+            (x, y) => {
+                return Some(format!(
+                    "line {line}: recorded `{}`, given `{}`",
+                    x.unwrap_or("(end)"),
+                    y.unwrap_or("(end)")
+                ))
+            }
+        }
+    }
 }

@@ -63,7 +63,7 @@ fn record_device(
     };
     let spec = sim_arm_spec();
     let arm = SimulatedArm::new(spec.clone(), ArmModel::default(), script.trajectory());
-    let mut device = Safety::new(arm, SafetySettings::for_spec(&spec));
+    let mut device = Safety::new(arm, SafetySettings::for_spec(&spec))?;
     let recorder = Recorder::create(
         file,
         serde_json::json!({"command": "log device", "seconds": seconds, "device": spec.name}),

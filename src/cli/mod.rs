@@ -9,10 +9,13 @@ mod mesh_cmd;
 mod modes;
 mod scene_cmd;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tessera::config::MaterialLibrary;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use tessera::config::{MaterialLibrary, BUILTIN_MATERIALS_PATH};
 use tracing_subscriber::EnvFilter;
 
 /// tessera: a haptic interaction server for brittle fracture.
@@ -25,6 +28,11 @@ struct Cli {
     /// Material library (default: the built-in configs/materials.toml).
     #[arg(long, global = true, value_name = "FILE")]
     materials: Option<PathBuf>,
+    /// Largest memory a request may need, in GiB (default: ¾ of this
+    /// machine's memory). Requests estimated above it are refused before
+    /// anything is allocated.
+    #[arg(long, global = true, value_name = "GIB", value_parser = max_memory_gib)]
+    max_memory: Option<f64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -77,24 +85,121 @@ pub fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    if let Some(gib) = cli.max_memory {
+        tessera::limits::set_memory_budget_bytes((gib * (1u64 << 30) as f64) as u64);
+    }
+    let done = |r: anyhow::Result<()>| r.map(|()| ExitCode::SUCCESS);
     let result = match &cli.command {
-        Command::Demo(args) => haptic_cmd::demo(args, &cli),
-        Command::Serve(args) => haptic_cmd::serve_cmd(args, &cli),
-        Command::Replay(args) => haptic_cmd::replay(args, &cli),
-        Command::Modes(args) => modes::run(args, &cli),
-        Command::Mesh(args) => mesh_cmd::run(args),
-        Command::Fracture(args) => fracture_cmd::run(args, &cli),
-        Command::Devices(args) => devices_cmd::run(args),
-        Command::Log(args) => log_cmd::run(args),
-        Command::Drop(args) => scene_cmd::drop(args, &cli),
-        Command::Run(args) => scene_cmd::run(args, &cli),
+        Command::Demo(args) => Stop::install().and_then(|s| haptic_cmd::demo(args, &cli, &s)),
+        Command::Serve(args) => Stop::install().and_then(|s| haptic_cmd::serve_cmd(args, &cli, &s)),
+        Command::Replay(args) => Stop::install().and_then(|s| haptic_cmd::replay(args, &cli, &s)),
+        Command::Modes(args) => done(modes::run(args, &cli)),
+        Command::Mesh(args) => done(mesh_cmd::run(args)),
+        Command::Fracture(args) => done(fracture_cmd::run(args, &cli)),
+        Command::Devices(args) => done(devices_cmd::run(args)),
+        Command::Log(args) => done(log_cmd::run(args)),
+        Command::Drop(args) => done(scene_cmd::drop(args, &cli)),
+        Command::Run(args) => done(scene_cmd::run(args, &cli)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_chain(&error));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The error and its causes, `: `-separated, each cause left out when the
+/// text so far already ends with it (library errors often print their
+/// source in their own message).
+fn error_chain(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.ends_with(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
+}
+
+/// SIGINT and SIGTERM end a session cleanly: the first sets the stop flag
+/// the haptic thread reads each tick; a second exits at once.
+pub struct Stop {
+    flag: Arc<AtomicBool>,
+    /// 128 + the signal that set the flag.
+    status: Arc<AtomicUsize>,
+}
+
+impl Stop {
+    fn install() -> anyhow::Result<Self> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        use signal_hook::flag;
+        let stop = Self {
+            flag: Arc::new(AtomicBool::new(false)),
+            status: Arc::new(AtomicUsize::new(0)),
+        };
+        for signal in [SIGINT, SIGTERM] {
+            let status = 128 + signal;
+            // Registered first, so it sees the flag as the previous signal
+            // left it: set means this is the second.
+            flag::register_conditional_shutdown(signal, status, Arc::clone(&stop.flag))
+                .and_then(|_| {
+                    flag::register_usize(signal, Arc::clone(&stop.status), status as usize)
+                })
+                .and_then(|_| flag::register(signal, Arc::clone(&stop.flag)))
+                .context("installing the SIGINT and SIGTERM handlers")?;
+        }
+        Ok(stop)
+    }
+
+    /// The flag a session polls.
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.flag)
+    }
+
+    pub fn requested(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// 128 + the signal received (130 for SIGINT).
+    pub fn exit_status(&self) -> u8 {
+        u8::try_from(self.status.load(Ordering::Relaxed)).unwrap_or(130)
+    }
+}
+
+/// `--seconds` of a session: a number in (0, one week].
+fn session_seconds(text: &str) -> Result<f64, String> {
+    let value: f64 = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
+    let max = tessera::limits::MAX_SESSION_S;
+    if value > 0.0 && value <= max {
+        Ok(value)
+    } else {
+        Err(format!("{value} is outside (0, {max}] s (one week)"))
+    }
+}
+
+/// A count of at least 1 (`--modes`).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{text}`: {e}")),
+    }
+}
+
+/// `--max-memory`: a positive number of GiB.
+fn max_memory_gib(text: &str) -> Result<f64, String> {
+    let value: f64 = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
+    if value.is_finite() && value > 0.0 && value < 1e9 {
+        Ok(value)
+    } else {
+        Err(format!("{value} GiB must be positive"))
     }
 }
 
@@ -125,6 +230,17 @@ fn material_library(cli: &Cli) -> anyhow::Result<MaterialLibrary> {
         Some(path) => MaterialLibrary::load(path)?,
         None => MaterialLibrary::builtin(),
     })
+}
+
+/// The material library's path and text: `--materials`, or the built-in.
+fn material_source(cli: &Cli) -> anyhow::Result<(PathBuf, String)> {
+    let path = cli
+        .materials
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(BUILTIN_MATERIALS_PATH));
+    let text = tessera::assets::read_text(&path)
+        .with_context(|| format!("material library {}", path.display()))?;
+    Ok((path, text))
 }
 
 /// A spinner on stderr counting operator applications; hidden when stderr is

@@ -19,8 +19,8 @@ use tessera::modal::{
 pub struct Args {
     #[command(flatten)]
     pub body: BodyArgs,
-    /// Number of elastic modes (rigid modes excluded).
-    #[arg(long, default_value_t = 100)]
+    /// Number of elastic modes (rigid modes excluded), at least 1.
+    #[arg(long, default_value_t = 100, value_parser = super::at_least_one)]
     pub modes: usize,
     /// Extra modes computed and dropped (default max(20, modes/5)).
     #[arg(long)]

@@ -5,7 +5,8 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tessera::config::{Scene, SCENES_DIR};
+use tessera::assets;
+use tessera::config::{MaterialLibrary, Scene};
 use tessera::haptics::SimulationRealtime;
 use tessera::modal::{default_cache_dir, ModalCache};
 use tessera::world::{
@@ -18,29 +19,12 @@ fn scene_path(scene: &str) -> anyhow::Result<PathBuf> {
     if given.is_file() {
         return Ok(given.to_path_buf());
     }
-    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join(SCENES_DIR);
-    let name = scene.strip_suffix(".toml").unwrap_or(scene);
-    let candidate = shipped.join(format!("{name}.toml"));
-    if candidate.is_file() {
-        return Ok(candidate);
+    if let Some(path) = assets::shipped_path(assets::SCENES_DIR, scene) {
+        return Ok(path);
     }
-    let known: Vec<String> = std::fs::read_dir(&shipped)
-        .map(|dir| {
-            let mut names: Vec<String> = dir
-                .filter_map(|e| e.ok())
-                .filter_map(|e| {
-                    e.path()
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                })
-                .collect();
-            names.sort();
-            names
-        })
-        .unwrap_or_default();
     bail!(
         "no scene file `{scene}` (shipped scenes: {})",
-        known.join(", ")
+        assets::shipped_names(assets::SCENES_DIR).join(", ")
     )
 }
 
@@ -51,14 +35,29 @@ pub(super) fn load_scene(
     count: Option<usize>,
     cli: &Cli,
 ) -> anyhow::Result<(Scene, SceneAssets)> {
-    let mut scene = Scene::load(&scene_path(scene)?)?;
+    let scene = Scene::load(&scene_path(scene)?)?;
+    prepare_scene(scene, count, &material_library(cli)?)
+}
+
+/// A scene given by name or path: its path and text.
+pub(super) fn scene_text(scene: &str) -> anyhow::Result<(PathBuf, String)> {
+    let path = scene_path(scene)?;
+    let text = assets::read_text(&path).with_context(|| format!("scene {}", path.display()))?;
+    Ok((path, text))
+}
+
+/// Sets the array count of a parsed scene and prepares its assets.
+pub(super) fn prepare_scene(
+    mut scene: Scene,
+    count: Option<usize>,
+    library: &MaterialLibrary,
+) -> anyhow::Result<(Scene, SceneAssets)> {
     if let Some(count) = count {
         scene.set_array_count(count)?;
     }
-    let library = material_library(cli)?;
     let cache = ModalCache::new(default_cache_dir());
     let bar = indicatif::ProgressBar::new_spinner();
-    let assets = SceneAssets::load(&scene, &library, Some(&cache), &|body| {
+    let assets = SceneAssets::load(&scene, library, Some(&cache), &|body| {
         bar.set_message(format!("modal analysis of `{body}`"));
         bar.tick();
     })?;
@@ -272,7 +271,13 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     let (scene, assets) = load_scene(&args.scene, args.count, cli)?;
     let mut world = World::from_scene(&scene, &assets, args.seed)?;
     let bodies_start = world.body_count();
-    let steps = (args.seconds / scene.world.time_step_s).round().max(1.0) as usize;
+    let steps = tessera::limits::simulated_steps(args.seconds, scene.world.time_step_s)
+        .with_context(|| format!("--seconds {}", args.seconds))?;
+    tessera::limits::check_memory(
+        || format!("step-time samples of {steps} steps"),
+        steps as f64 * 8.0,
+    )?;
+    let steps = steps as usize;
     let bar = indicatif::ProgressBar::new(steps as u64);
     let mut samples = Vec::with_capacity(steps);
     let mut worst_step = WorstStep::default();

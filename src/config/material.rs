@@ -47,43 +47,59 @@ impl Material {
             field,
             message,
         };
-        let fields: [(&'static str, f64, bool); 10] = [
-            ("density_kg_m3", self.density_kg_m3, true),
-            ("youngs_modulus_pa", self.youngs_modulus_pa, true),
-            ("damping_stiffness_s", self.damping_stiffness_s, false),
-            ("damping_mass_per_s", self.damping_mass_per_s, false),
+        // Ranges wide enough for any solid (aerogels to osmium, elastomers
+        // to diamond), narrow enough that the modal analysis and the crack
+        // noise stay within f64: a value outside is a typo or a unit slip.
+        let fields: [(&'static str, f64, f64, f64); 10] = [
+            ("density_kg_m3", self.density_kg_m3, 1.0, 1e5),
+            ("youngs_modulus_pa", self.youngs_modulus_pa, 1e3, 1e13),
+            ("damping_stiffness_s", self.damping_stiffness_s, 0.0, 1.0),
+            ("damping_mass_per_s", self.damping_mass_per_s, 0.0, 1e6),
             (
                 "fracture_toughness_j_m2",
                 self.fracture_toughness_j_m2,
-                true,
+                1e-6,
+                1e7,
             ),
-            ("rankine_threshold_pa", self.rankine_threshold_pa, true),
+            ("rankine_threshold_pa", self.rankine_threshold_pa, 1.0, 1e11),
+            // One weak point per mm³ at most: finer than any mesh here
+            // resolves, and within memory for bodies of a litre.
             (
                 "weak_point_density_per_m3",
                 self.weak_point_density_per_m3,
-                false,
+                0.0,
+                1e9,
             ),
             (
                 "crack_noise_amplitude_m",
                 self.crack_noise_amplitude_m,
-                false,
+                0.0,
+                1.0,
             ),
+            // Wavelengths down to 1 µm; the body keeps only the octaves its
+            // mesh resolves.
             (
                 "crack_noise_frequency_per_m",
                 self.crack_noise_frequency_per_m,
-                false,
+                0.0,
+                1e6,
             ),
-            ("contact_duration_scale", self.contact_duration_scale, true),
+            (
+                "contact_duration_scale",
+                self.contact_duration_scale,
+                1e-3,
+                1e3,
+            ),
         ];
-        for (field, value, strictly_positive) in fields {
+        for (field, value, low, high) in fields {
             if !value.is_finite() {
                 return Err(invalid(field, format!("{value} is not a finite number")));
             }
-            if strictly_positive && value <= 0.0 {
-                return Err(invalid(field, format!("{value} must be > 0")));
-            }
-            if !strictly_positive && value < 0.0 {
-                return Err(invalid(field, format!("{value} must be ≥ 0")));
+            if !(low..=high).contains(&value) {
+                return Err(invalid(
+                    field,
+                    format!("{value} is outside the range {low:e} to {high:e}"),
+                ));
             }
         }
         if !(0.0..0.5).contains(&self.poisson_ratio) {

@@ -9,13 +9,11 @@ mod scene;
 pub use error::ConfigError;
 pub use haptic::{HapticSpec, ScalingFactors};
 pub use material::{Material, MaterialLibrary, BUILTIN_MATERIALS_PATH};
-pub use scene::{
-    ArraySpec, BodyKind, BodySpec, DropSpec, Scene, ShapeSpec, WorldSettings, SCENES_DIR,
-};
+pub use scene::{ArraySpec, BodyKind, BodySpec, DropSpec, Scene, ShapeSpec, WorldSettings};
 
 /// The text of a configuration file; a read failure names the file.
 fn read_text(path: &std::path::Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+    crate::assets::read_text(path).map_err(|source| ConfigError::Io {
         path: path.to_path_buf(),
         source,
     })

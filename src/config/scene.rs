@@ -8,8 +8,10 @@ use crate::mesh::MeshSpec;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-/// Where the shipped scenes live, relative to the crate root.
-pub const SCENES_DIR: &str = "configs/scenes";
+/// Memory of one primitive body in a world (its rapier body and collider,
+/// broad-phase and contact-graph entries, the world's record), measured
+/// with `tools/mesh_memory.sh`.
+const BYTES_PER_BODY: f64 = 4096.0;
 
 /// A scene as read from a TOML file, validated.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -197,7 +199,7 @@ impl Scene {
         match (arrays.next(), arrays.next()) {
             (Some(array), None) => {
                 array.count = count;
-                Ok(())
+                self.check_body_count()
             }
             _ => Err(ConfigError::Invalid {
                 path: self.path.clone(),
@@ -225,6 +227,14 @@ impl Scene {
             if !(value.is_finite() && value > 0.0) {
                 return Err(invalid("world", field, format!("{value} must be > 0")));
             }
+        }
+        // A rigid-body step from 1 µs (stiff contacts) to 0.1 s.
+        if !(1e-6..=0.1).contains(&w.time_step_s) {
+            return Err(invalid(
+                "world",
+                "time_step_s",
+                format!("{} s is outside 1e-6 to 0.1 s", w.time_step_s),
+            ));
         }
         for (field, value) in [
             ("debris_volume_m3", w.debris_volume_m3),
@@ -305,6 +315,7 @@ impl Scene {
                 }
             }
         }
+        self.check_body_count()?;
         if let Some(drop) = &self.drop {
             for (field, name) in [("body", &drop.body), ("target", &drop.target)] {
                 let Some(body) = self.body(name) else {
@@ -342,6 +353,24 @@ impl Scene {
             }
         }
         Ok(())
+    }
+
+    /// Refuses a scene whose bodies (arrays counted) would not fit the
+    /// memory budget, before any is made.
+    fn check_body_count(&self) -> Result<(), ConfigError> {
+        let bodies: f64 = self
+            .bodies
+            .iter()
+            .map(|b| b.array.as_ref().map_or(1.0, |a| a.count as f64))
+            .sum();
+        crate::limits::check_memory(|| format!("{bodies} bodies"), bodies * BYTES_PER_BODY).map_err(
+            |e| ConfigError::Invalid {
+                path: self.path.clone(),
+                entry: "body".into(),
+                field: "array.count",
+                message: e.to_string(),
+            },
+        )
     }
 
     fn validate_shape(&self, entry: &str, body: &BodySpec) -> Result<(), ConfigError> {

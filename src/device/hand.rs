@@ -128,6 +128,25 @@ impl HandScript {
                 return Err(invalid(format!("steps[{i}]: {message}")));
             }
         }
+        // Each strike adds four path points (32 bytes each).
+        let points: f64 = script
+            .steps
+            .iter()
+            .map(|s| match s {
+                HandStep::Strikes { count, .. } => 4.0 * *count as f64,
+                HandStep::Strike { .. } => 4.0,
+                _ => 1.0,
+            })
+            .sum();
+        crate::limits::check_memory(|| format!("a path of {points} points"), points * 32.0)
+            .map_err(|e| invalid(e.to_string()))?;
+        let duration_s = script.trajectory().duration_s();
+        if !(duration_s <= crate::limits::MAX_SESSION_S) {
+            return Err(invalid(format!(
+                "the script lasts {duration_s:e} s, more than the {} s (one week) a session may",
+                crate::limits::MAX_SESSION_S
+            )));
+        }
         Ok(script)
     }
 

@@ -79,6 +79,8 @@ struct Shared {
     write_started_us: AtomicU64,
     epoch: Instant,
     counters: Mutex<HidCounters>,
+    /// Why the last attempt to open the device failed (None once open).
+    open_error: Mutex<Option<String>>,
 }
 
 /// A HID device driven through a [`Connector`] (hidapi for real devices,
@@ -107,6 +109,7 @@ impl HidDriver {
             write_started_us: AtomicU64::new(0),
             epoch: Instant::now(),
             counters: Mutex::new(HidCounters::default()),
+            open_error: Mutex::new(None),
         });
         let codec = ReportCodec::new(profile);
         let io_shared = Arc::clone(&shared);
@@ -130,6 +133,22 @@ impl HidDriver {
 
     pub fn is_connected(&self) -> bool {
         self.shared.connected.load(Ordering::Acquire)
+    }
+
+    /// Waits up to `timeout` for the device to be open; on failure, why the
+    /// last attempt failed.
+    pub fn wait_connected(&self, timeout: Duration) -> Result<(), String> {
+        let start = Instant::now();
+        loop {
+            if self.is_connected() {
+                return Ok(());
+            }
+            if start.elapsed() >= timeout {
+                let error = self.shared.open_error.lock().ok().and_then(|e| e.clone());
+                return Err(error.unwrap_or_else(|| "no answer from the device".into()));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 
@@ -184,7 +203,35 @@ impl Device for HidDriver {
         }
         Ok(())
     }
+
+    /// Queues the last command with the enable flag cleared and waits up to
+    /// [`RELEASE_WAIT`] for the I/O thread to write it.
+    fn release(&mut self, _now_s: f64) -> Result<(), DeviceError> {
+        let start = Instant::now();
+        let mut queued = false;
+        while start.elapsed() < RELEASE_WAIT {
+            if let Ok(mut outbox) = self.shared.outbox.try_lock() {
+                if !queued {
+                    let command = outbox.command.unwrap_or_else(DeviceCommand::zero_wrench);
+                    outbox.command = Some(command);
+                    outbox.enable = false;
+                    queued = true;
+                } else if outbox.command.is_none() {
+                    return Ok(());
+                }
+            }
+            if !self.is_connected() {
+                // Nobody to tell; the device's own watchdog disables it.
+                return Err(DeviceError::Disconnected);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Err(DeviceError::StalledWrite(RELEASE_WAIT))
+    }
 }
+
+/// How long [`HidDriver`]'s release waits for the disable report's write.
+const RELEASE_WAIT: Duration = Duration::from_millis(100);
 
 impl Drop for HidDriver {
     fn drop(&mut self) {
@@ -213,8 +260,16 @@ fn io_loop<C: Connector>(
     let mut first_open = true;
     while !shared.stop.load(Ordering::Acquire) {
         let mut transport = match connector.open() {
-            Ok(t) => t,
-            Err(_) => {
+            Ok(t) => {
+                if let Ok(mut e) = shared.open_error.lock() {
+                    *e = None;
+                }
+                t
+            }
+            Err(error) => {
+                if let Ok(mut e) = shared.open_error.lock() {
+                    *e = Some(error.0);
+                }
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(timing.backoff_max);
                 continue;

@@ -16,7 +16,7 @@ pub mod transport;
 pub use codec::{CodecError, ReportCodec};
 pub use hand::{HandScript, HandTrajectory};
 pub use profile::{DeviceProfile, ProfileError};
-pub use safety::{Safety, SafetyEvent, SafetySettings, TripCause};
+pub use safety::{Safety, SafetyEvent, SafetySettings, SafetySettingsError, TripCause};
 pub use sim::SimulatedArm;
 
 use nalgebra::{UnitQuaternion, Vector3};
@@ -35,7 +35,7 @@ pub enum ControlMode {
 
 /// The reachable space of the handle, in device coordinates (m).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "shape", rename_all = "lowercase")]
+#[serde(tag = "shape", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Workspace {
     /// An axis-aligned box centred on the origin, of these half extents.
     Box { half_extents_m: [f64; 3] },
@@ -62,8 +62,11 @@ impl Workspace {
     }
 }
 
-/// What a device can do (in the spirit of CHAI3D's device info).
+/// What a device can do (in the spirit of CHAI3D's device info). Every
+/// limit is checked by [`DeviceSpec::validate`], which the safety layer
+/// requires: a limit cannot be configured away.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DeviceSpec {
     pub name: String,
     pub control: ControlMode,
@@ -79,6 +82,72 @@ pub struct DeviceSpec {
     pub max_angular_stiffness_n_m_rad: f64,
     pub max_angular_damping_n_m_s_rad: f64,
     pub max_velocity_m_s: f64,
+}
+
+/// A device limit that is not finite and positive, or a workspace that is
+/// not a finite positive box or ball.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("spec.{field} = {value}: {message}")]
+pub struct SpecError {
+    pub field: &'static str,
+    pub value: String,
+    pub message: &'static str,
+}
+
+impl DeviceSpec {
+    /// Checks that every limit is finite and positive and that the
+    /// degrees of freedom are 3 or 6; the error names the field.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let positive = |field: &'static str, value: f64| {
+            if value.is_finite() && value > 0.0 {
+                Ok(())
+            } else {
+                Err(SpecError {
+                    field,
+                    value: value.to_string(),
+                    message: "must be finite and positive",
+                })
+            }
+        };
+        match self.workspace {
+            Workspace::Box { half_extents_m } => {
+                for h in half_extents_m {
+                    positive("workspace.half_extents_m", h)?;
+                }
+            }
+            Workspace::Sphere { radius_m } => positive("workspace.radius_m", radius_m)?,
+        }
+        for (field, value) in [
+            ("max_force_n", self.max_force_n),
+            ("max_torque_n_m", self.max_torque_n_m),
+            ("max_stiffness_n_m", self.max_stiffness_n_m),
+            ("max_damping_n_s_m", self.max_damping_n_s_m),
+            (
+                "max_angular_stiffness_n_m_rad",
+                self.max_angular_stiffness_n_m_rad,
+            ),
+            (
+                "max_angular_damping_n_m_s_rad",
+                self.max_angular_damping_n_m_s_rad,
+            ),
+            ("max_velocity_m_s", self.max_velocity_m_s),
+        ] {
+            positive(field, value)?;
+        }
+        for (field, dof) in [
+            ("dof_sensed", self.dof_sensed),
+            ("dof_actuated", self.dof_actuated),
+        ] {
+            if !matches!(dof, 3 | 6) {
+                return Err(SpecError {
+                    field,
+                    value: dof.to_string(),
+                    message: "must be 3 or 6",
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What the device reports once per tick.
@@ -165,6 +234,12 @@ pub trait Device: Send {
     fn read(&mut self, now_s: f64) -> Result<DeviceState, DeviceError>;
     /// Sends the command for this tick.
     fn command(&mut self, command: &DeviceCommand, now_s: f64) -> Result<(), DeviceError>;
+    /// Ends the session: the device stops rendering and its actuators are
+    /// disabled. Called once, after the last command (the safety layer
+    /// sends the zero command first). The default has nothing to disable.
+    fn release(&mut self, _now_s: f64) -> Result<(), DeviceError> {
+        Ok(())
+    }
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
@@ -176,5 +251,8 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
     fn command(&mut self, command: &DeviceCommand, now_s: f64) -> Result<(), DeviceError> {
         (**self).command(command, now_s)
+    }
+    fn release(&mut self, now_s: f64) -> Result<(), DeviceError> {
+        (**self).release(now_s)
     }
 }

@@ -132,8 +132,20 @@ pub struct DeviceProfile {
     #[serde(default)]
     pub usage_page: Option<u16>,
     pub spec: DeviceSpec,
+    /// Safety options of this device (the limits themselves are `spec`).
+    #[serde(default)]
+    pub safety: ProfileSafety,
     pub input: ReportLayout<InputQuantity>,
     pub output: ReportLayout<OutputQuantity>,
+}
+
+/// The `[safety]` table of a profile.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSafety {
+    /// Forces are output only while this button (0–31) is held.
+    #[serde(default)]
+    pub deadman_button: Option<u8>,
 }
 
 /// A profile that cannot be used.
@@ -161,7 +173,7 @@ pub enum ProfileError {
 impl DeviceProfile {
     /// Reads and validates a profile file.
     pub fn load(path: &Path) -> Result<Self, ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
+        let text = crate::assets::read_text(path).map_err(|source| ProfileError::Read {
             path: path.to_owned(),
             source,
         })?;
@@ -176,6 +188,15 @@ impl DeviceProfile {
         })?;
         profile.validate(path)?;
         Ok(profile)
+    }
+
+    /// The shipped profiles (`devices/*.toml`), by path.
+    pub fn shipped() -> Result<Vec<(PathBuf, Self)>, ProfileError> {
+        crate::assets::shipped_names(crate::assets::DEVICES_DIR)
+            .into_iter()
+            .filter_map(|name| crate::assets::shipped_path(crate::assets::DEVICES_DIR, name))
+            .map(|p| Self::load(&p).map(|profile| (p, profile)))
+            .collect()
     }
 
     /// The profiles of a folder (`*.toml`), sorted by file name; the
@@ -201,22 +222,13 @@ impl DeviceProfile {
             path: path.to_owned(),
             message,
         };
-        let spec = &self.spec;
-        for (name, value) in [
-            ("spec.max_force_n", spec.max_force_n),
-            ("spec.max_torque_n_m", spec.max_torque_n_m),
-            ("spec.max_stiffness_n_m", spec.max_stiffness_n_m),
-            ("spec.max_damping_n_s_m", spec.max_damping_n_s_m),
-            ("spec.max_velocity_m_s", spec.max_velocity_m_s),
-        ] {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(invalid(format!("{name} = {value} must be positive")));
+        self.spec.validate().map_err(|e| invalid(e.to_string()))?;
+        if let Some(button) = self.safety.deadman_button {
+            if button >= 32 {
+                return Err(invalid(format!(
+                    "safety.deadman_button = {button}: buttons are numbered 0 to 31"
+                )));
             }
-        }
-        if !matches!(spec.dof_sensed, 3 | 6) || !matches!(spec.dof_actuated, 3 | 6) {
-            return Err(invalid(
-                "spec.dof_sensed and spec.dof_actuated must be 3 or 6".into(),
-            ));
         }
         validate_layout(&self.input, "input", path)?;
         validate_layout(&self.output, "output", path)?;
@@ -251,7 +263,7 @@ fn validate_layout<Q: std::fmt::Debug + PartialEq>(
                 field.scale
             )));
         }
-        let end = field.offset + field.kind.size();
+        let end = field.offset.saturating_add(field.kind.size());
         if field.offset == 0 || end > layout.length {
             return Err(error(format!(
                 "bytes {}..{end} outside 1..{} (byte 0 is the report id)",

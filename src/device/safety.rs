@@ -10,7 +10,7 @@
 //! command came for `watchdog_s`. "Zero" is no force for an impedance
 //! device and holding still where the handle is for an admittance device.
 
-use super::{ControlMode, Device, DeviceCommand, DeviceError, DeviceSpec, DeviceState};
+use super::{ControlMode, Device, DeviceCommand, DeviceError, DeviceSpec, DeviceState, SpecError};
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::Serialize;
 
@@ -45,6 +45,50 @@ impl SafetySettings {
             watchdog_s: 0.02,
             deadman_button: None,
         }
+    }
+}
+
+/// Safety settings or a device spec the safety layer refuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SafetySettingsError {
+    #[error("device {0}")]
+    Spec(#[from] SpecError),
+    #[error("safety setting {field} = {value}: {message}")]
+    Setting {
+        field: &'static str,
+        value: f64,
+        message: &'static str,
+    },
+}
+
+impl SafetySettings {
+    /// Every rate and time finite and positive (the ramp may be 0), the
+    /// deadman button one of 0–31.
+    pub fn validate(&self) -> Result<(), SafetySettingsError> {
+        for (field, value, zero_allowed) in [
+            ("ramp_s", self.ramp_s, true),
+            ("engage_force_n", self.engage_force_n, false),
+            ("force_slew_n_per_s", self.force_slew_n_per_s, false),
+            ("torque_slew_n_m_per_s", self.torque_slew_n_m_per_s, false),
+            ("goal_acceleration_m_s2", self.goal_acceleration_m_s2, false),
+            ("watchdog_s", self.watchdog_s, false),
+        ] {
+            if !(value.is_finite() && (value > 0.0 || zero_allowed && value == 0.0)) {
+                return Err(SafetySettingsError::Setting {
+                    field,
+                    value,
+                    message: "must be finite and positive",
+                });
+            }
+        }
+        if let Some(button) = self.deadman_button.filter(|&b| b >= 32) {
+            return Err(SafetySettingsError::Setting {
+                field: "deadman_button",
+                value: f64::from(button),
+                message: "buttons are numbered 0 to 31",
+            });
+        }
+        Ok(())
     }
 }
 
@@ -100,8 +144,12 @@ pub struct SafetyFilter {
 const EVENT_CAPACITY: usize = 64;
 
 impl SafetyFilter {
-    pub fn new(spec: DeviceSpec, settings: SafetySettings) -> Self {
-        Self {
+    /// A filter for a device of `spec`; both `spec` and `settings` must
+    /// pass validation.
+    pub fn new(spec: DeviceSpec, settings: SafetySettings) -> Result<Self, SafetySettingsError> {
+        spec.validate()?;
+        settings.validate()?;
+        Ok(Self {
             spec,
             settings,
             latched: None,
@@ -111,7 +159,12 @@ impl SafetyFilter {
             events: Vec::with_capacity(EVENT_CAPACITY),
             dropped_events: 0,
             deadman_released: false,
-        }
+        })
+    }
+
+    /// The last command sent (after every limit), if any.
+    pub fn last_output(&self) -> Option<&DeviceCommand> {
+        self.last_output.as_ref()
     }
 
     pub fn spec(&self) -> &DeviceSpec {
@@ -332,13 +385,15 @@ pub struct Safety<D: Device> {
 }
 
 impl<D: Device> Safety<D> {
-    pub fn new(device: D, settings: SafetySettings) -> Self {
-        let filter = SafetyFilter::new(device.spec().clone(), settings);
-        Self {
+    /// Wraps `device`; refuses a device spec or settings that fail
+    /// validation.
+    pub fn new(device: D, settings: SafetySettings) -> Result<Self, SafetySettingsError> {
+        let filter = SafetyFilter::new(device.spec().clone(), settings)?;
+        Ok(Self {
             device,
             filter,
             last_state: DeviceState::default(),
-        }
+        })
     }
 
     pub fn filter(&self) -> &SafetyFilter {
@@ -360,6 +415,15 @@ impl<D: Device> Safety<D> {
     pub fn device_mut(&mut self) -> &mut D {
         &mut self.device
     }
+
+    /// The device could not be read: send the zero command at once (no
+    /// slew: zero is always safe) and ramp forces in again once it can.
+    pub fn fail_safe(&mut self, now_s: f64) -> Result<(), DeviceError> {
+        let zero = self.filter.zero(&self.last_state);
+        self.filter.ramp_start_s = None;
+        self.filter.last_output = Some(zero);
+        self.device.command(&zero, now_s)
+    }
 }
 
 impl<D: Device> Device for Safety<D> {
@@ -380,6 +444,13 @@ impl<D: Device> Device for Safety<D> {
     fn command(&mut self, command: &DeviceCommand, now_s: f64) -> Result<(), DeviceError> {
         let safe = self.filter.filter(command, &self.last_state, now_s);
         self.device.command(&safe, now_s)
+    }
+
+    /// Sends the zero command, then disables the device.
+    fn release(&mut self, now_s: f64) -> Result<(), DeviceError> {
+        let zeroed = self.fail_safe(now_s);
+        let released = self.device.release(now_s);
+        zeroed.and(released)
     }
 }
 

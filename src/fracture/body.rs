@@ -65,18 +65,31 @@ pub(super) struct Region {
 impl BreakableBody {
     /// `basis` must be the modal basis of `mesh` in `material`. Weak points
     /// are sampled uniformly in volume at the material's density (the count
-    /// is the expected number, its fraction rounded at random).
+    /// is the expected number, its fraction rounded at random). An error
+    /// when that number does not fit the memory budget
+    /// ([`crate::limits`]).
     pub fn new(
         mesh: impl Into<Arc<TetMesh>>,
         material: Material,
         basis: impl Into<Arc<ModalBasis>>,
         seed: u64,
-    ) -> Self {
+    ) -> Result<Self, crate::limits::LimitError> {
         let mesh = mesh.into();
+        let expected = material.weak_point_density_per_m3 * mesh.volume();
+        // A point, its tet and its grid slot.
+        const BYTES_PER_WEAK_POINT: f64 = 40.0;
+        crate::limits::check_count(
+            || format!("weak points ({expected:.3e} from weak_point_density_per_m3 × volume)"),
+            expected,
+            f64::from(u32::MAX - 1),
+        )?;
+        crate::limits::check_memory(
+            || format!("{expected:.3e} weak points"),
+            expected * BYTES_PER_WEAK_POINT,
+        )?;
         // Fragment meshing reads them; a fracture event should not pay for them.
         mesh.tet_integrals();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let expected = material.weak_point_density_per_m3 * mesh.volume();
         let count = expected.floor() as usize + usize::from(rng.random::<f64>() < expected.fract());
         let mut cumulative = Vec::with_capacity(mesh.tet_count());
         let mut total = 0.0;
@@ -109,7 +122,7 @@ impl BreakableBody {
             material.crack_noise_frequency_per_m,
             mesh.mean_edge_length(),
         );
-        Self {
+        Ok(Self {
             mesh,
             basis: basis.into(),
             state,
@@ -119,7 +132,7 @@ impl BreakableBody {
             crack_seed: (seed as u32) ^ 0x5ca1ab1e,
             noise_octaves,
             material,
-        }
+        })
     }
 
     pub fn mesh(&self) -> &TetMesh {

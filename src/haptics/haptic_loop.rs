@@ -10,10 +10,15 @@ use super::deadlines::Deadlines;
 use super::scaling::{Motion, Scaling, Wrench};
 use super::stats::LoopRecorder;
 use super::sync::{Exchange, SyncUp};
-use crate::device::{ControlMode, Device, DeviceCommand, DeviceState, HandTrajectory, Safety};
+use crate::device::{
+    ControlMode, Device, DeviceCommand, DeviceError, DeviceState, HandTrajectory, Safety,
+};
 use crate::session::{Event, RecorderHandle, TickRecord};
 use crate::world::{BodyId, ProxyBody, SubWorld};
+use crossbeam_queue::ArrayQueue;
 use nalgebra::Vector3;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long lockstep waits for an answer before it gives up: a simulation
@@ -44,15 +49,41 @@ pub struct HapticLoop {
     pub safety_trips: u64,
     pub sub_world_bodies_sum: u64,
     pub peak_force_n: f64,
+    /// Largest force and goal speed sent to the device, after the safety
+    /// layer (impedance and admittance devices respectively).
+    pub peak_commanded_force_n: f64,
+    pub peak_commanded_speed_m_s: f64,
+    /// Times the device could not be read after it could, and times it came
+    /// back.
+    pub device_losses: u64,
+    pub device_restorations: u64,
+    /// Set by another thread to end the session at the next tick.
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Device losses and restorations for the thread that supervises the
+    /// session (it prints them); full: the notice is dropped.
+    pub notices: Option<Arc<ArrayQueue<Notice>>>,
+    /// The tick the loop stopped at, if asked to stop before the end.
+    pub stopped_at: Option<u64>,
     /// Hash of the proxy's path (bit patterns of every tick's position).
     pub proxy_path: xxhash_rust::xxh3::Xxh3,
     /// The proxy's position per tick (capacity reserved by the caller; the
     /// loop stops adding when it is full rather than grow).
     pub proxy_trace: Option<Vec<[f64; 3]>>,
     last_state: DeviceState,
+    /// When the device was last lost (session clock, s), while it is.
+    lost_since_s: Option<f64>,
     in_flight: bool,
     /// Time this tick spent waiting for the simulation (lockstep).
     waited_s: f64,
+}
+
+/// What the supervising thread is told about the device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Notice {
+    /// The device could not be read: forces were zeroed at this tick.
+    DeviceLost { time_s: f64 },
+    /// The device answers again; forces ramp back in.
+    DeviceRestored { time_s: f64, lost_for_s: f64 },
 }
 
 /// Why the loop stopped early.
@@ -94,9 +125,17 @@ impl HapticLoop {
             safety_trips: 0,
             sub_world_bodies_sum: 0,
             peak_force_n: 0.0,
+            peak_commanded_force_n: 0.0,
+            peak_commanded_speed_m_s: 0.0,
+            device_losses: 0,
+            device_restorations: 0,
+            stop: None,
+            notices: None,
+            stopped_at: None,
             proxy_path: xxhash_rust::xxh3::Xxh3::new(),
             proxy_trace: None,
             last_state: DeviceState::default(),
+            lost_since_s: None,
             in_flight: false,
             waited_s: 0.0,
         }
@@ -108,6 +147,10 @@ impl HapticLoop {
         let mut deadlines = Deadlines::new(Instant::now(), self.tick_s);
         let mut up = exchange.free_up();
         for tick in 0..ticks {
+            if self.stop_requested() {
+                self.stopped_at = Some(tick);
+                break;
+            }
             if !self.lockstep {
                 sleeper.sleep_until(deadlines.due(tick));
             }
@@ -131,19 +174,78 @@ impl HapticLoop {
             self.stats.ticks += 1;
         }
         exchange.recycle_up(up);
+        let end_s = self.stats.ticks as f64 * self.tick_s;
+        if self.device.release(end_s).is_err() {
+            self.device_errors += 1;
+        }
         Ok(())
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// Counts a device loss or restoration, logs it and tells the
+    /// supervisor (rare events: the log's text is their one allocation).
+    fn device_presence(&mut self, tick: u64, now_s: f64, readable: Result<(), DeviceError>) {
+        match (readable, self.lost_since_s) {
+            (Err(error), None) => {
+                self.device_losses += 1;
+                self.lost_since_s = Some(now_s);
+                if let Some(r) = &self.recorder {
+                    r.event(Event::DeviceLost {
+                        time_s: now_s,
+                        tick,
+                        error: error.to_string(),
+                    });
+                }
+                if let Some(n) = &self.notices {
+                    let _ = n.push(Notice::DeviceLost { time_s: now_s });
+                }
+            }
+            (Ok(()), Some(since)) => {
+                self.device_restorations += 1;
+                self.lost_since_s = None;
+                if let Some(r) = &self.recorder {
+                    r.event(Event::DeviceRestored {
+                        time_s: now_s,
+                        tick,
+                        lost_for_s: now_s - since,
+                    });
+                }
+                if let Some(n) = &self.notices {
+                    let _ = n.push(Notice::DeviceRestored {
+                        time_s: now_s,
+                        lost_for_s: now_s - since,
+                    });
+                }
+            }
+            _ => {}
+        }
     }
 
     /// One tick at `tick · tick_s` on the session clock.
     fn tick(&mut self, tick: u64, lateness_us: f64, woke: Instant) {
         let now_s = tick as f64 * self.tick_s;
         let state = match self.device.read(now_s) {
-            Ok(state) => state,
-            Err(_) => {
+            Ok(state) => {
+                self.device_presence(tick, now_s, Ok(()));
+                state
+            }
+            Err(error) => {
+                // No fresh state: forces go to zero this tick and ramp in
+                // again when the device answers.
                 self.device_errors += 1;
+                self.device_presence(tick, now_s, Err(error));
+                if self.device.fail_safe(now_s).is_err() {
+                    self.device_errors += 1;
+                }
                 self.last_state
             }
         };
+        let readable = self.lost_since_s.is_none();
         self.last_state = state;
         let handle = Motion {
             position_m: state.position_m,
@@ -188,8 +290,18 @@ impl HapticLoop {
                 }
             }
         };
-        if self.device.command(&command, now_s).is_err() {
+        if readable && self.device.command(&command, now_s).is_err() {
             self.device_errors += 1;
+        }
+        match self.device.filter().last_output() {
+            Some(DeviceCommand::Wrench { force_n, .. }) => {
+                self.peak_commanded_force_n = self.peak_commanded_force_n.max(force_n.norm());
+            }
+            Some(DeviceCommand::Goal { velocity_m_s, .. }) => {
+                self.peak_commanded_speed_m_s =
+                    self.peak_commanded_speed_m_s.max(velocity_m_s.norm());
+            }
+            None => {}
         }
         let trips = &mut self.safety_trips;
         let recorder = &self.recorder;
@@ -261,6 +373,11 @@ impl HapticLoop {
                     }
                     if waited.elapsed() > LOCKSTEP_TIMEOUT {
                         return Err(LoopError::SimulationStalled(LOCKSTEP_TIMEOUT, tick));
+                    }
+                    if self.stop_requested() {
+                        // The session ends at the next tick; the answer
+                        // is not needed.
+                        return Ok(up);
                     }
                     std::thread::yield_now();
                 }

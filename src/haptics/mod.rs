@@ -16,10 +16,11 @@ mod sync;
 
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use deadlines::Deadlines;
-pub use haptic_loop::LoopError;
+pub use haptic_loop::{LoopError, Notice};
 pub use realtime::{CpuPin, HostSteal, RealtimeReport, SimulationRealtime};
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{
-    serve, FractureSummary, Outcome, ServerError, ServerOptions, Session, Summary, HAPTIC_RATE_HZ,
+    serve, Commanded, FractureSummary, Outcome, ServerError, ServerOptions, Session, Summary,
+    HAPTIC_RATE_HZ,
 };
 pub use stats::{Distribution, LoopStats, SyncStats};

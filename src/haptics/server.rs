@@ -3,7 +3,7 @@
 //! both report at the end.
 
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
-use super::haptic_loop::{HapticLoop, LoopError};
+use super::haptic_loop::{HapticLoop, LoopError, Notice};
 use super::realtime::{self, CpuPin, HostSteal, RealtimeReport, StealSample};
 use super::scaling::Scaling;
 use super::simulation::Simulation;
@@ -13,8 +13,12 @@ use crate::config::{HapticSpec, ScalingFactors};
 use crate::device::{Device, HandTrajectory, Safety, SafetySettings};
 use crate::session::RecorderHandle;
 use crate::world::{BodyId, Extraction, FractureKind, SubWorld, World};
+use crossbeam_queue::ArrayQueue;
 use nalgebra::Vector3;
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// How a session runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +40,9 @@ pub struct ServerOptions {
     /// Keep the proxy's position at every tick in [`Summary::proxy_trace`]
     /// (memory reserved before the loop starts).
     pub trace: bool,
+    /// Safety settings (default: [`SafetySettings::for_spec`] of the
+    /// device); validated, as the device's spec is.
+    pub safety: Option<SafetySettings>,
 }
 
 impl Default for ServerOptions {
@@ -49,6 +56,7 @@ impl Default for ServerOptions {
             direct: false,
             sync_ratio: None,
             trace: false,
+            safety: None,
         }
     }
 }
@@ -58,8 +66,14 @@ impl Default for ServerOptions {
 pub enum ServerError {
     #[error("scene {scene}: the haptic proxy `{proxy}` is not in the world")]
     NoProxy { scene: String, proxy: String },
-    #[error("seconds must be positive and finite (got {0})")]
+    #[error("seconds must be in (0, {max}] (one week; got {0})", max = crate::limits::MAX_SESSION_S)]
     Seconds(f64),
+    #[error("sync ratio must be in 1..=1000 haptic ticks per global step (got {0})")]
+    SyncRatio(u32),
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
+    #[error(transparent)]
+    Safety(#[from] crate::device::SafetySettingsError),
     #[error(transparent)]
     Loop(#[from] LoopError),
     #[error("the {0} thread panicked")]
@@ -115,12 +129,31 @@ pub struct Summary {
     pub sync_ratio: u32,
     pub sub_world_mean_bodies: f64,
     pub peak_coupling_force_n: f64,
+    /// What the device was sent, after the safety layer.
+    pub commanded: Commanded,
     pub device_errors: u64,
+    /// Times the device was lost (could not be read) and came back.
+    pub device_losses: u64,
+    pub device_restorations: u64,
+    /// The device was lost or failed during the session: what the user
+    /// felt was not the simulation throughout.
+    pub degraded: bool,
+    /// The session was stopped (a signal) before its planned end.
+    pub interrupted: bool,
     pub safety_trips: u64,
     pub outcome: Outcome,
     /// The proxy's position at every tick, if asked for.
     #[serde(skip)]
     pub proxy_trace: Vec<[f64; 3]>,
+}
+
+/// The largest output the device was sent, after the safety layer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Commanded {
+    /// Impedance devices: the largest force sent (N); 0 for admittance.
+    pub peak_force_n: f64,
+    /// Admittance devices: the largest goal speed sent (m/s).
+    pub peak_goal_speed_m_s: f64,
 }
 
 /// Everything a session needs.
@@ -134,7 +167,16 @@ pub struct Session {
     pub hand: Option<HandTrajectory>,
     pub recorder: Option<RecorderHandle>,
     pub options: ServerOptions,
+    /// Set from another thread (a signal handler) to end the session
+    /// cleanly at the next tick.
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Called on the calling thread for each device loss and restoration,
+    /// while the session runs.
+    pub on_notice: Option<Box<dyn FnMut(Notice)>>,
 }
+
+/// How often the calling thread looks for notices while a session runs.
+const SUPERVISE_EVERY: Duration = Duration::from_millis(20);
 
 /// Ticks per second of the haptic loop.
 pub const HAPTIC_RATE_HZ: f64 = 1000.0;
@@ -150,9 +192,14 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         hand,
         recorder,
         options,
+        stop,
+        mut on_notice,
     } = session;
-    if !(options.seconds.is_finite() && options.seconds > 0.0) {
+    if !(options.seconds > 0.0 && options.seconds <= crate::limits::MAX_SESSION_S) {
         return Err(ServerError::Seconds(options.seconds));
+    }
+    if let Some(ratio) = options.sync_ratio.filter(|r| !(1..=1000).contains(r)) {
+        return Err(ServerError::SyncRatio(ratio));
     }
     let tick_s = 1.0 / HAPTIC_RATE_HZ;
     let proxy = world
@@ -161,7 +208,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
             scene: scene_name.clone(),
             proxy: haptic.proxy.clone(),
         })?;
-    let sync_ratio = options.sync_ratio.unwrap_or(haptic.sync_ratio).max(1);
+    let sync_ratio = options.sync_ratio.unwrap_or(haptic.sync_ratio);
     let factors = haptic.scaling_for(&device_name);
     let origin = haptic
         .origin_m
@@ -209,7 +256,10 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         gains,
         integration: options.integration,
     };
-    let device = Safety::new(device, SafetySettings::for_spec(&spec));
+    let device = Safety::new(
+        device,
+        options.safety.unwrap_or(SafetySettings::for_spec(&spec)),
+    )?;
     let mut haptic_loop = HapticLoop::new(
         device,
         sub,
@@ -220,10 +270,17 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         sync_ratio,
         options.lockstep,
     );
-    haptic_loop.recorder = recorder;
+    haptic_loop.recorder = recorder.clone();
     haptic_loop.hand = hand;
+    haptic_loop.stop = stop;
+    let notices = Arc::new(ArrayQueue::new(64));
+    haptic_loop.notices = Some(Arc::clone(&notices));
     let ticks = (options.seconds * HAPTIC_RATE_HZ).round().max(1.0) as u64;
     if options.trace {
+        crate::limits::check_memory(
+            || format!("the proxy's path over {ticks} ticks"),
+            ticks as f64 * std::mem::size_of::<[f64; 3]>() as f64,
+        )?;
         haptic_loop.proxy_trace = Some(Vec::with_capacity(ticks as usize));
     }
     let want_realtime = options.realtime && !options.lockstep;
@@ -256,6 +313,14 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
                     return Err(ServerError::Spawn("haptic", e));
                 }
             };
+            while !haptic_thread.is_finished() {
+                std::thread::sleep(SUPERVISE_EVERY);
+                while let Some(notice) = notices.pop() {
+                    if let Some(f) = on_notice.as_mut() {
+                        f(notice);
+                    }
+                }
+            }
             let haptic = haptic_thread.join();
             exchange.stop();
             let simulation = sim_thread
@@ -267,6 +332,17 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         })?;
     let host_steal = steal_before.until(&StealSample::now(), realtime_report.cpu);
     loop_result?;
+    while let Some(notice) = notices.pop() {
+        if let Some(f) = on_notice.as_mut() {
+            f(notice);
+        }
+    }
+    if let (Some(tick), Some(r)) = (haptic_loop.stopped_at, &recorder) {
+        r.event(crate::session::Event::Interrupted {
+            time_s: tick as f64 * tick_s,
+            tick,
+        });
+    }
 
     let proxy_trace = haptic_loop.proxy_trace.take().unwrap_or_default();
     let world = &simulation.world;
@@ -291,7 +367,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         } else {
             "real-time"
         },
-        seconds: options.seconds,
+        seconds: haptic_loop.stats.ticks as f64 * tick_s,
         device: device_name,
         haptic: haptic_loop.stats.stats(),
         syncs: SyncStats {
@@ -309,7 +385,15 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         sync_ratio,
         sub_world_mean_bodies: haptic_loop.sub_world_bodies_sum as f64 / ticks_run as f64,
         peak_coupling_force_n: haptic_loop.peak_force_n,
+        commanded: Commanded {
+            peak_force_n: haptic_loop.peak_commanded_force_n,
+            peak_goal_speed_m_s: haptic_loop.peak_commanded_speed_m_s,
+        },
         device_errors: haptic_loop.device_errors,
+        device_losses: haptic_loop.device_losses,
+        device_restorations: haptic_loop.device_restorations,
+        degraded: haptic_loop.device_errors > 0 || haptic_loop.device_losses > 0,
+        interrupted: haptic_loop.stopped_at.is_some(),
         safety_trips: haptic_loop.safety_trips,
         outcome: Outcome {
             state_hash: world.state_hash(),

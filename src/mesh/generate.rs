@@ -26,6 +26,12 @@ pub fn box_mesh(
     let spec = || format!("box {size:?} {cells:?}");
     check_extent(&spec, &size, &cells)?;
     let [nx, ny, nz] = cells;
+    let cell_count = (nx as f64) * (ny as f64) * (nz as f64);
+    check_size(
+        &spec,
+        (nx as f64 + 1.0) * (ny as f64 + 1.0) * (nz as f64 + 1.0),
+        6.0 * cell_count,
+    )?;
     let node_index = |i: usize, j: usize, k: usize| (i + (nx + 1) * (j + (ny + 1) * k)) as u32;
     let h = Vector3::new(
         size[0] / nx as f64,
@@ -115,6 +121,13 @@ pub fn plate_mesh(
     let spec =
         || format!("plate radius {radius} thickness {thickness} rings {rings} layers {layers}");
     check_extent(&spec, &[radius, radius, thickness], &[rings, rings, layers])?;
+    // Ring r holds 6r nodes: 1 + 3·R·(R + 1) per layer, 6R² triangles.
+    let (r, l) = (rings as f64, layers as f64);
+    check_size(
+        &spec,
+        (1.0 + 3.0 * r * (r + 1.0)) * (l + 1.0),
+        18.0 * r * r * l,
+    )?;
     // Plan view: ring r starts at index 1 + 3r(r − 1).
     let ring_start = |r: usize| if r == 0 { 0 } else { 1 + 3 * r * (r - 1) };
     let ring_node = |r: usize, i: usize| {
@@ -216,16 +229,29 @@ fn check_extent(
             message: "cell counts must be at least 1".into(),
         });
     }
-    let count = cells
-        .iter()
-        .try_fold(1usize, |acc, &c| acc.checked_mul(c + 1));
-    if count.is_none_or(|n| n > 50_000_000) {
-        return Err(MeshError::Spec {
-            spec: spec(),
-            message: "more than 50 million nodes".into(),
-        });
-    }
     Ok(())
+}
+
+/// Bytes per node and per tet of a mesh once built and validated (the node
+/// and tet arrays, the edge and face topology, the duplicate-tet check),
+/// measured with `tools/mesh_memory.sh`.
+const MESH_BYTES_PER_NODE: f64 = 64.0;
+const MESH_BYTES_PER_TET: f64 = 320.0;
+
+/// Refuses a generated mesh whose node or tet count does not fit the node
+/// index (u32) or whose memory does not fit the budget, before allocating.
+fn check_size(spec: &dyn Fn() -> String, nodes: f64, tets: f64) -> Result<(), MeshError> {
+    let limit = |e: crate::limits::LimitError| MeshError::Spec {
+        spec: spec(),
+        message: e.to_string(),
+    };
+    crate::limits::check_count(|| "nodes".into(), nodes, f64::from(u32::MAX - 1)).map_err(limit)?;
+    crate::limits::check_count(|| "tets".into(), tets, f64::from(u32::MAX - 1)).map_err(limit)?;
+    crate::limits::check_memory(
+        || format!("{nodes:.0} nodes and {tets:.0} tets"),
+        nodes * MESH_BYTES_PER_NODE + tets * MESH_BYTES_PER_TET,
+    )
+    .map_err(limit)
 }
 
 fn jitter_rng(

@@ -14,6 +14,21 @@ pub fn read_gmsh(path: &Path) -> Result<TetMesh, MeshError> {
     read_gmsh_bytes(&bytes, path)
 }
 
+/// What an error should add about the file's MSH version: nothing for a
+/// 4.1 file, that only 4.1 is read otherwise.
+fn version_note(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]);
+    let version = text
+        .split("$MeshFormat")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next());
+    match version {
+        Some("4.1") => String::new(),
+        Some(v) => format!("; the file is MSH {v}, and only MSH 4.1 is read (Gmsh: -format msh41)"),
+        None => "; no $MeshFormat header: only MSH 4.1 is read".into(),
+    }
+}
+
 /// Parses MSH 4.1 bytes; `path` only names the file in errors.
 pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> {
     let format_error = |message: String| MeshError::Format {
@@ -22,14 +37,21 @@ pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> 
     };
     let msh = mshio::parse_msh_bytes(bytes).map_err(|e| {
         let trace = e.filtered_backtrace();
-        let Some((rest, kind)) = trace.first() else {
-            return format_error("not a valid MSH 4.1 file".into());
-        };
+        if trace.is_empty() {
+            return format_error(format!("not a valid MSH file{}", version_note(bytes)));
+        }
+        // The innermost parser stopped farthest into the file: its line is
+        // where the file is wrong.
+        let (rest, kind) = trace
+            .iter()
+            .min_by_key(|(rest, _)| rest.len())
+            .unwrap_or(&trace[0]);
         let offset = bytes.len().saturating_sub(rest.len());
         let line = 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
-        let context: Vec<String> = trace[1..]
+        let context: Vec<String> = trace
             .iter()
             .rev()
+            .filter(|(r, _)| r.len() != rest.len())
             .map(|(_, k)| {
                 k.context()
                     .map(str::to_string)
@@ -40,9 +62,13 @@ pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> 
             path: path.to_path_buf(),
             line,
             message: format!(
-                "{} (in {}; only MSH 4.1 is supported)",
-                kind,
-                context.join(" › ")
+                "{kind}{}{}",
+                if context.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (in {})", context.join(" › "))
+                },
+                version_note(bytes)
             ),
         }
     })?;

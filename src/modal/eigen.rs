@@ -123,6 +123,8 @@ pub enum EigenError {
     },
     #[error("the mass matrix has a non-positive entry at DOF {0}")]
     BadMass(usize),
+    #[error("the Ritz basis lost linear independence: the stiffness and mass are out of range for f64 (check the material's modulus and density, and the mesh)")]
+    DependentBasis,
 }
 
 /// Residual bound for Lanczos convergence, relative to the largest θ. The
@@ -260,7 +262,7 @@ pub fn lowest_modes(
             image.as_mut(),
             subspace.as_mut(),
             settings.modes,
-        );
+        )?;
         stats.polish_steps = step;
         let worst = polished.residuals.iter().copied().fold(0.0, f64::max);
         let done = worst <= settings.residual_tolerance;
@@ -491,7 +493,7 @@ fn rayleigh_ritz(
     mut image: MatMut<'_, f64>,
     mut scratch: MatMut<'_, f64>,
     wanted: usize,
-) -> Polished {
+) -> Result<Polished, EigenError> {
     let (n, p) = (image.nrows(), image.ncols());
     let par = Par::rayon(0);
     // Inverse iteration scales column j by θ_j, over orders of magnitude;
@@ -539,9 +541,11 @@ fn rayleigh_ritz(
     );
     // Kr c = λ Mr c with Mr = L Lᵀ: (L⁻¹ Kr L⁻ᵀ) w = λ w, c = L⁻ᵀ w.
     let mr = Mat::from_fn(p, p, |i, j| 0.5 * (mr[(i, j)] + mr[(j, i)]));
+    // A basis that lost independence means the operator's spectrum is
+    // beyond f64 (a material far outside physical ranges, a degenerate mesh).
     let llt = mr
         .llt(Side::Lower)
-        .expect("Ritz basis is linearly independent");
+        .map_err(|_| EigenError::DependentBasis)?;
     let l = llt.L();
     let mut reduced = Mat::from_fn(p, p, |i, j| 0.5 * (kr[(i, j)] + kr[(j, i)]));
     solve_lower_triangular_in_place(l, reduced.as_mut(), par);
@@ -586,9 +590,9 @@ fn rayleigh_ritz(
             (r2 / k2).sqrt()
         })
         .collect();
-    Polished {
+    Ok(Polished {
         values,
         vectors,
         residuals,
-    }
+    })
 }

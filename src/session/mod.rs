@@ -85,6 +85,20 @@ pub enum Event {
         tick: u64,
         late_by_ticks: u64,
     },
+    /// The device could not be read: forces were zeroed.
+    DeviceLost {
+        time_s: f64,
+        tick: u64,
+        error: String,
+    },
+    /// The device answers again after a loss.
+    DeviceRestored {
+        time_s: f64,
+        tick: u64,
+        lost_for_s: f64,
+    },
+    /// The session was stopped before its end (a signal).
+    Interrupted { time_s: f64, tick: u64 },
     /// Records the recorder could not queue since the last such event.
     Dropped {
         time_s: f64,
@@ -114,6 +128,9 @@ impl Event {
             | Event::Fracture { time_s, .. }
             | Event::SafetyTrip { time_s, .. }
             | Event::LateSync { time_s, .. }
+            | Event::DeviceLost { time_s, .. }
+            | Event::DeviceRestored { time_s, .. }
+            | Event::Interrupted { time_s, .. }
             | Event::Dropped { time_s, .. }
             | Event::SessionEnd { time_s, .. }
             | Event::Outcome { time_s, .. } => *time_s,
@@ -126,6 +143,9 @@ impl Event {
             Event::Fracture { .. } => "fracture",
             Event::SafetyTrip { .. } => "safety_trip",
             Event::LateSync { .. } => "late_sync",
+            Event::DeviceLost { .. } => "device_lost",
+            Event::DeviceRestored { .. } => "device_restored",
+            Event::Interrupted { .. } => "interrupted",
             Event::Dropped { .. } => "dropped",
             Event::SessionEnd { .. } => "session_end",
             Event::Outcome { .. } => "outcome",
@@ -175,7 +195,7 @@ pub(crate) const EVENT_SCHEMA: &str = r#"{
   "type": "object",
   "title": "tessera.Event",
   "properties": {
-    "kind": {"type": "string", "enum": ["configuration", "fracture", "safety_trip", "late_sync", "dropped", "session_end", "outcome"]},
+    "kind": {"type": "string", "enum": ["configuration", "fracture", "safety_trip", "late_sync", "device_lost", "device_restored", "interrupted", "dropped", "session_end", "outcome"]},
     "time_s": {"type": "number"}
   },
   "required": ["kind", "time_s"]

@@ -1,5 +1,8 @@
 //! Reading session logs back, in order, up to the last complete chunk of a
-//! truncated file.
+//! truncated file. Every chunk's CRC is checked: a damaged or edited chunk
+//! ends the log there, as a truncation does. Record lengths are checked
+//! against the file by the MCAP reader, which reads from the file's bytes
+//! in memory (no length in the file makes it allocate beyond them).
 
 use super::{Event, SessionError, TickRecord, EVENT_TOPIC, TICK_TOPIC};
 use serde::Serialize;
@@ -16,16 +19,28 @@ pub enum Record {
 #[derive(Debug, Clone)]
 pub struct SessionReader {
     records: Vec<Record>,
-    /// Why reading stopped early (a truncated or damaged file), if it did.
+    /// Why reading stopped early (a truncated file, a chunk whose CRC does
+    /// not match), if it did.
     pub truncated: Option<String>,
 }
 
 impl SessionReader {
     pub fn open(path: &Path) -> Result<Self, SessionError> {
-        let bytes = std::fs::read(path).map_err(|e| SessionError::Io {
+        let io = |message: String| SessionError::Io {
             path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        // The file's bytes and the records read from them (a record in
+        // memory is smaller than its JSON text).
+        let length = std::fs::metadata(path)
+            .map_err(|e| io(e.to_string()))?
+            .len();
+        crate::limits::check_memory(
+            || format!("reading a {} log", crate::limits::human_bytes(length)),
+            2.0 * length as f64,
+        )
+        .map_err(|e| io(e.to_string()))?;
+        let bytes = std::fs::read(path).map_err(|e| io(e.to_string()))?;
         Self::from_bytes(&bytes, &path.display().to_string())
     }
 
@@ -37,7 +52,7 @@ impl SessionReader {
         };
         let stream = mcap::MessageStream::new_with_options(
             bytes,
-            mcap::read::Options::IgnoreEndMagic.into(),
+            mcap::read::Options::IgnoreEndMagic | mcap::read::Options::ValidateChunkCrcs,
         )
         .map_err(|e| format(format!("not an MCAP file: {e}")))?;
         let mut records = Vec::new();

@@ -41,6 +41,18 @@ pub enum WorldError {
         #[source]
         source: MeshError,
     },
+    #[error("{path}: body `{body}`: material: {source}")]
+    Material {
+        path: PathBuf,
+        body: String,
+        source: ConfigError,
+    },
+    #[error("{path}: body `{body}`: {source}")]
+    Limit {
+        path: PathBuf,
+        body: String,
+        source: crate::limits::LimitError,
+    },
     #[error("{path}: body `{body}`: {message}")]
     Shape {
         path: PathBuf,
@@ -72,7 +84,16 @@ impl SceneAssets {
             bases: BTreeMap::new(),
         };
         for spec in &scene.bodies {
-            let material = Arc::new(library.get(&spec.material)?.clone());
+            let material = Arc::new(
+                library
+                    .get(&spec.material)
+                    .map_err(|source| WorldError::Material {
+                        path: scene.path.clone(),
+                        body: spec.name.clone(),
+                        source,
+                    })?
+                    .clone(),
+            );
             assets
                 .materials
                 .insert(spec.material.clone(), Arc::clone(&material));
@@ -122,6 +143,11 @@ impl World {
                 body: spec.name.clone(),
                 message,
             };
+            let limit_error = |source| WorldError::Limit {
+                path: scene.path.clone(),
+                body: spec.name.clone(),
+                source,
+            };
             let rotation = UnitQuaternion::from_euler_angles(
                 spec.rotation_deg[0].to_radians(),
                 spec.rotation_deg[1].to_radians(),
@@ -137,7 +163,8 @@ impl World {
                         (*material).clone(),
                         Arc::clone(basis),
                         0,
-                    );
+                    )
+                    .map_err(limit_error)?;
                     let whole = template
                         .fragments()
                         .into_iter()
@@ -176,7 +203,8 @@ impl World {
                                 (*material).clone(),
                                 Arc::clone(basis),
                                 seed,
-                            );
+                            )
+                            .map_err(limit_error)?;
                             let mass = MassProperties::with_inertia_matrix(
                                 world.units.point_to_sim(&whole.centroid_m),
                                 whole.mass_kg as f32,

@@ -80,7 +80,15 @@ pub fn drop_run(
     place_above(&mut world, body, target, height_m);
     let gravity = Vector3::from(scene.world.gravity_m_s2).norm().max(1e-9);
     let duration_s = (2.0 * height_m / gravity).sqrt() + spec.settle_s;
-    let steps = (duration_s / scene.world.time_step_s).ceil() as u64;
+    let steps =
+        crate::limits::simulated_steps(duration_s, scene.world.time_step_s).map_err(|e| {
+            ConfigError::Invalid {
+                path: scene.path.clone(),
+                entry: "drop".into(),
+                field: "height",
+                message: format!("{height_m} m: {e}"),
+            }
+        })?;
     let start = Instant::now();
     let mut times = DropTimes::default();
     let mut peak_impulse: f64 = 0.0;
