@@ -513,3 +513,165 @@ count = 4
     .to_string();
     assert!(e.contains("hand.toml") && e.contains("steps[0]"), "{e}");
 }
+
+#[test]
+fn releasing_a_hid_device_writes_a_disabled_report() {
+    let (codec, device, mut driver) = memory_driver();
+    assert!(wait_for(|| driver.is_connected()));
+    let push = DeviceCommand::Wrench {
+        force_n: Vector3::new(3.0, 0.0, 0.0),
+        torque_n_m: Vector3::zeros(),
+    };
+    driver.command(&push, 0.0).unwrap();
+    let mut written = Vec::new();
+    assert!(wait_for(|| {
+        written.extend(device.received());
+        !written.is_empty()
+    }));
+    let (_, enabled, _) = codec.decode_command(&written[0]).unwrap();
+    assert!(enabled, "commands enable the actuators");
+    driver.release(0.0).unwrap();
+    written.extend(device.received());
+    let last = written.last().cloned().unwrap();
+    let (_, enabled, _) = codec.decode_command(&last).unwrap();
+    assert!(!enabled, "the last report disables the actuators");
+}
+
+#[test]
+fn a_hid_device_that_never_opens_says_why() {
+    let device = MemoryDevice::new();
+    device.set_connected(false);
+    let driver = HidDriver::spawn(&profile(), device.connector(), HidTiming::default()).unwrap();
+    let why = driver
+        .wait_connected(Duration::from_millis(100))
+        .unwrap_err();
+    assert!(!why.is_empty());
+    device.set_connected(true);
+    assert!(driver.wait_connected(Duration::from_secs(5)).is_ok());
+}
+
+#[test]
+fn safety_refuses_specs_and_settings_that_would_disable_a_limit() {
+    let bad_specs = [
+        DeviceSpec {
+            workspace: Workspace::Sphere { radius_m: -1.0 },
+            ..sim_arm_spec()
+        },
+        DeviceSpec {
+            workspace: Workspace::Box {
+                half_extents_m: [f64::NAN, 0.2, 0.2],
+            },
+            ..sim_arm_spec()
+        },
+        DeviceSpec {
+            max_force_n: f64::INFINITY,
+            ..sim_arm_spec()
+        },
+        DeviceSpec {
+            max_velocity_m_s: 0.0,
+            ..sim_arm_spec()
+        },
+    ];
+    for spec in bad_specs {
+        let settings = SafetySettings::for_spec(&sim_arm_spec());
+        assert!(SafetyFilter::new(spec, settings).is_err());
+    }
+    let spec = sim_arm_spec();
+    for settings in [
+        SafetySettings {
+            watchdog_s: f64::INFINITY,
+            ..SafetySettings::for_spec(&spec)
+        },
+        SafetySettings {
+            force_slew_n_per_s: -1.0,
+            ..SafetySettings::for_spec(&spec)
+        },
+        SafetySettings {
+            deadman_button: Some(40),
+            ..SafetySettings::for_spec(&spec)
+        },
+    ] {
+        assert!(SafetyFilter::new(spec.clone(), settings).is_err());
+    }
+}
+
+fn any_limit() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        6 => 1e-3f64..1e3,
+        1 => -1e3f64..0.0,
+        1 => Just(0.0),
+        1 => Just(f64::NAN),
+        1 => Just(f64::INFINITY),
+    ]
+}
+
+proptest! {
+    /// For any profile the safety layer accepts and any input, what it
+    /// sends stays within the profile's spec; profiles it refuses never
+    /// reach a device.
+    #[test]
+    fn any_accepted_spec_bounds_every_output(
+        limits in prop::array::uniform9(any_limit()),
+        sphere in any::<bool>(),
+        impedance in any::<bool>(),
+        steps in prop::collection::vec(
+            (prop::array::uniform3(finite_or_wild()), prop::array::uniform3(finite_or_wild()), 0.0f64..8.0, 0.0f64..0.01),
+            1..100,
+        ),
+    ) {
+        let spec = DeviceSpec {
+            control: if impedance { ControlMode::Impedance } else { ControlMode::Admittance },
+            workspace: if sphere {
+                Workspace::Sphere { radius_m: limits[0] }
+            } else {
+                Workspace::Box { half_extents_m: [limits[0], limits[1], limits[0]] }
+            },
+            max_force_n: limits[2],
+            max_torque_n_m: limits[3],
+            max_stiffness_n_m: limits[4],
+            max_damping_n_s_m: limits[5],
+            max_angular_stiffness_n_m_rad: limits[6],
+            max_angular_damping_n_m_s_rad: limits[7],
+            max_velocity_m_s: limits[8],
+            ..sim_arm_spec()
+        };
+        let accepted = spec.validate().is_ok();
+        let settings = SafetySettings { ramp_s: 0.01, ..SafetySettings::for_spec(&spec) };
+        let filter = SafetyFilter::new(spec.clone(), settings);
+        prop_assert_eq!(filter.is_ok(), accepted && settings.validate().is_ok());
+        let Ok(mut filter) = filter else { return Ok(()) };
+        let mut now = 0.0;
+        for (a, b, speed, dt) in steps {
+            now += dt;
+            let (a, b) = (Vector3::from(a), Vector3::from(b));
+            let requested = if impedance {
+                DeviceCommand::Wrench { force_n: a, torque_n_m: b }
+            } else {
+                DeviceCommand::Goal {
+                    position_m: a,
+                    orientation: UnitQuaternion::identity(),
+                    velocity_m_s: b,
+                    angular_velocity_rad_s: Vector3::zeros(),
+                }
+            };
+            let state = DeviceState {
+                position_m: b * 1e-3,
+                velocity_m_s: Vector3::new(speed, 0.0, 0.0),
+                ..DeviceState::default()
+            };
+            match filter.filter(&requested, &state, now) {
+                DeviceCommand::Wrench { force_n, torque_n_m } => {
+                    prop_assert!(force_n.iter().chain(torque_n_m.iter()).all(|v| v.is_finite()));
+                    prop_assert!(force_n.norm() <= spec.max_force_n * (1.0 + 1e-12));
+                    prop_assert!(torque_n_m.norm() <= spec.max_torque_n_m * (1.0 + 1e-12));
+                }
+                DeviceCommand::Goal { position_m, velocity_m_s, .. } => {
+                    prop_assert!(position_m.iter().chain(velocity_m_s.iter()).all(|v| v.is_finite()));
+                    prop_assert!(velocity_m_s.norm() <= spec.max_velocity_m_s * (1.0 + 1e-12));
+                    let inside = spec.workspace.clamp(&position_m);
+                    prop_assert!((inside - position_m).norm() <= 1e-12);
+                }
+            }
+        }
+    }
+}

@@ -591,3 +591,124 @@ proptest! {
         let _ = tessera::haptics::realtime::steal_ticks(&text, cpu);
     }
 }
+
+/// The simulated arm seen as an impedance device whose reads fail between
+/// `lost_s.0` and `lost_s.1`; it keeps every force it is sent.
+struct FlakyDevice {
+    arm: SimulatedArm,
+    spec: tessera::device::DeviceSpec,
+    lost_s: (f64, f64),
+    sent: std::sync::Arc<std::sync::Mutex<Vec<(f64, Vector3<f64>)>>>,
+    released: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Device for FlakyDevice {
+    fn spec(&self) -> &tessera::device::DeviceSpec {
+        &self.spec
+    }
+    fn read(
+        &mut self,
+        now_s: f64,
+    ) -> Result<tessera::device::DeviceState, tessera::device::DeviceError> {
+        let state = self.arm.read(now_s)?;
+        if (self.lost_s.0..self.lost_s.1).contains(&now_s) {
+            return Err(tessera::device::DeviceError::Disconnected);
+        }
+        Ok(state)
+    }
+    fn command(
+        &mut self,
+        command: &DeviceCommand,
+        now_s: f64,
+    ) -> Result<(), tessera::device::DeviceError> {
+        if let DeviceCommand::Wrench { force_n, .. } = command {
+            self.sent.lock().unwrap().push((now_s, *force_n));
+        }
+        Ok(())
+    }
+    fn release(&mut self, _now_s: f64) -> Result<(), tessera::device::DeviceError> {
+        self.released
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
+    let scene = shipped("cube-push");
+    let hand_text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/hands/push.toml"),
+    )
+    .expect("push hand");
+    let hand = HandScript::parse(&hand_text, "push").unwrap().trajectory();
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let device = FlakyDevice {
+        arm: SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand.clone()),
+        spec: tessera::device::DeviceSpec {
+            control: ControlMode::Impedance,
+            ..sim_arm_spec()
+        },
+        lost_s: (1.5, 1.8),
+        sent: sent.clone(),
+        released: released.clone(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("flaky.mcap");
+    let recorder = Recorder::create(&log, serde_json::json!({})).unwrap();
+    let summary = serve(Session {
+        world: world_of(&scene),
+        haptic: scene.haptic.clone().unwrap(),
+        scene_name: "cube-push".into(),
+        device: Box::new(device),
+        device_name: "flaky".into(),
+        hand: Some(hand),
+        recorder: Some(recorder.handle()),
+        options: ServerOptions {
+            seconds: 2.5,
+            lockstep: true,
+            ..ServerOptions::default()
+        },
+        stop: None,
+        on_notice: None,
+    })
+    .expect("session runs");
+    recorder.finish().unwrap();
+    assert!(summary.degraded);
+    assert_eq!(summary.device_losses, 1);
+    assert_eq!(summary.device_restorations, 1);
+    assert!(
+        released.load(std::sync::atomic::Ordering::SeqCst),
+        "released at the end"
+    );
+    let sent = sent.lock().unwrap();
+    let before = sent
+        .iter()
+        .filter(|(t, _)| *t < 1.5)
+        .map(|(_, f)| f.norm())
+        .fold(0.0, f64::max);
+    assert!(
+        before > 0.1,
+        "the push was felt before the loss ({before} N)"
+    );
+    for (t, f) in sent.iter().filter(|(t, _)| (1.5..1.8).contains(t)) {
+        assert_eq!(
+            f.norm(),
+            0.0,
+            "force {f:?} sent at {t} s while the device was lost"
+        );
+    }
+    // Forces ramp in again after the device is back: no jump.
+    let first_after = sent.iter().find(|(t, _)| *t >= 1.8).unwrap().1.norm();
+    assert!(
+        first_after < 0.05 * before.max(1.0),
+        "{first_after} N right after the loss"
+    );
+    let events: Vec<String> = SessionReader::open(&log)
+        .unwrap()
+        .events()
+        .map(|e| e.kind().to_owned())
+        .collect();
+    assert!(events.contains(&"device_lost".to_owned()), "{events:?}");
+    assert!(events.contains(&"device_restored".to_owned()), "{events:?}");
+}

@@ -653,11 +653,16 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
         }
         config.hand_script = Some(text);
     }
-    // An interrupted session ran for its outcome's time, not its plan.
-    if let Some(ran_s) = log.events().find_map(|e| match e {
+    // An interrupted session ran for its outcome's time, not its plan; a
+    // truncated log is replayed as far as it goes.
+    let outcome_s = log.events().find_map(|e| match e {
         Event::Outcome { time_s, .. } => Some(*time_s),
         _ => None,
-    }) {
+    });
+    if log.truncated.is_some() {
+        let ticks = log.ticks().count().max(1);
+        config.seconds = Some(ticks as f64 / tessera::haptics::HAPTIC_RATE_HZ);
+    } else if let Some(ran_s) = outcome_s {
         config.seconds = Some(ran_s);
     }
     config.lockstep = args.lockstep;

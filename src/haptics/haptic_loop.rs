@@ -147,6 +147,9 @@ impl HapticLoop {
         let mut deadlines = Deadlines::new(Instant::now(), self.tick_s);
         let mut up = exchange.free_up();
         for tick in 0..ticks {
+            // Checked between ticks only: a stop while lockstep waits for
+            // the simulation takes its answer first, so an interrupted
+            // lockstep session is a prefix that replays bit for bit.
             if self.stop_requested() {
                 self.stopped_at = Some(tick);
                 break;
@@ -374,11 +377,7 @@ impl HapticLoop {
                     if waited.elapsed() > LOCKSTEP_TIMEOUT {
                         return Err(LoopError::SimulationStalled(LOCKSTEP_TIMEOUT, tick));
                     }
-                    if self.stop_requested() {
-                        // The session ends at the next tick; the answer
-                        // is not needed.
-                        return Ok(up);
-                    }
+
                     std::thread::yield_now();
                 }
             } else {

@@ -1,6 +1,6 @@
 //! Reading session logs back, in order, up to the last complete chunk of a
-//! truncated file. Every chunk's CRC is checked: a damaged or edited chunk
-//! ends the log there, as a truncation does. Record lengths are checked
+//! truncated file. Every chunk's CRC is checked: a damaged or edited file
+//! is refused. Record lengths are checked
 //! against the file by the MCAP reader, which reads from the file's bytes
 //! in memory (no length in the file makes it allocate beyond them).
 
@@ -60,6 +60,12 @@ impl SessionReader {
         for message in stream {
             let message = match message {
                 Ok(m) => m,
+                Err(mcap::McapError::BadChunkCrc { saved, calculated }) => {
+                    return Err(format(format!(
+                        "a chunk's CRC is {calculated:08x}, not the {saved:08x} written: \
+                         the file was damaged or edited after it was written"
+                    )))
+                }
                 Err(e) => {
                     truncated = Some(e.to_string());
                     break;
