@@ -30,7 +30,7 @@ pub enum LimitError {
         estimate_bytes: u64,
         budget_bytes: u64,
     },
-    #[error("{what}: {count} is more than the {limit} allowed")]
+    #[error("{what}: {} is more than the {} allowed", readable(*.count), readable(*.limit))]
     Count {
         what: String,
         count: f64,
@@ -108,11 +108,28 @@ pub fn check_count(
 pub fn simulated_steps(duration_s: f64, time_step_s: f64) -> Result<u64, LimitError> {
     let steps = (duration_s / time_step_s).ceil().max(1.0);
     check_count(
-        || format!("simulated steps ({duration_s} s in steps of {time_step_s} s)"),
+        || {
+            format!(
+                "simulated steps ({} s in steps of {} s)",
+                readable(duration_s),
+                readable(time_step_s)
+            )
+        },
         steps,
         MAX_STEPS as f64,
     )?;
     Ok(steps as u64)
+}
+
+/// A number as people read it: plain when moderate (`0.25`, `4096`), in
+/// exponent form when huge or tiny (`1e300`, `1e-12`).
+pub fn readable(value: f64) -> String {
+    let magnitude = value.abs();
+    if value == 0.0 || !value.is_finite() || (1e-3..1e7).contains(&magnitude) {
+        format!("{value}")
+    } else {
+        format!("{value:e}")
+    }
 }
 
 /// `1.5 GB`, `812 MB`, `4 kB`; `u64::MAX` reads "more than 16 EB".
@@ -151,6 +168,14 @@ mod tests {
         assert!(text.contains("--max-memory"), "{text}");
         assert!(check_memory(|| "inf".into(), f64::INFINITY).is_err());
         assert!(check_memory(|| "nan".into(), f64::NAN).is_err());
+    }
+
+    #[test]
+    fn numbers_read_as_people_write_them() {
+        assert_eq!(readable(0.25), "0.25");
+        assert_eq!(readable(86_400_000.0), "8.64e7");
+        assert_eq!(readable(1e-300), "1e-300");
+        assert_eq!(readable(f64::NAN), "NaN");
     }
 
     #[test]

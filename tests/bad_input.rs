@@ -271,6 +271,11 @@ fn rows_2_7_unsafe_or_malformed_profiles_are_refused_naming_the_field() {
             "max_angular_damping_n_m_s_rad",
         ),
         (
+            "deadman",
+            profile.replacen("[spec]", "[safety]\ndeadman_button = 40\n\n[spec]", 1),
+            "deadman_button",
+        ),
+        (
             "offset",
             profile.replacen("offset = 1,", "offset = 18446744073709551615,", 1),
             "offset",

@@ -483,6 +483,13 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
     assert_eq!(summary["syncs"]["late"], 0, "lockstep waits for every sync");
     assert!(summary["fractures"].is_array());
     assert_eq!(summary["log"], log_arg);
+    // The simulated arm is an admittance device: goals, within its spec.
+    let goal_speed = summary["commanded"]["peak_goal_speed_m_s"]
+        .as_f64()
+        .unwrap();
+    assert!(goal_speed > 0.0 && goal_speed <= 5.0, "{goal_speed} m/s");
+    assert_eq!(summary["degraded"], false);
+    assert_eq!(summary["interrupted"], false);
 
     let out = tessera(&["replay", log_arg, "--lockstep", "--json"], dir.path());
     assert!(

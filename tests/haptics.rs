@@ -675,6 +675,7 @@ fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
     .expect("session runs");
     recorder.finish().unwrap();
     assert!(summary.degraded);
+    assert_eq!(summary.safety_trips, 0, "a loss is not a watchdog trip");
     assert_eq!(summary.device_losses, 1);
     assert_eq!(summary.device_restorations, 1);
     assert!(

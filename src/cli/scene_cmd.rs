@@ -272,7 +272,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     let mut world = World::from_scene(&scene, &assets, args.seed)?;
     let bodies_start = world.body_count();
     let steps = tessera::limits::simulated_steps(args.seconds, scene.world.time_step_s)
-        .with_context(|| format!("--seconds {}", args.seconds))?;
+        .with_context(|| format!("--seconds {}", tessera::limits::readable(args.seconds)))?;
     tessera::limits::check_memory(
         || format!("step-time samples of {steps} steps"),
         steps as f64 * 8.0,

@@ -92,13 +92,21 @@ impl Material {
             ),
         ];
         for (field, value, low, high) in fields {
+            let value_text = crate::limits::readable(value);
             if !value.is_finite() {
-                return Err(invalid(field, format!("{value} is not a finite number")));
+                return Err(invalid(
+                    field,
+                    format!("{value_text} is not a finite number"),
+                ));
             }
             if !(low..=high).contains(&value) {
                 return Err(invalid(
                     field,
-                    format!("{value} is outside the range {low:e} to {high:e}"),
+                    format!(
+                        "{value_text} is outside the range {} to {}",
+                        crate::limits::readable(low),
+                        crate::limits::readable(high)
+                    ),
                 ));
             }
         }

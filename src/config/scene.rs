@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// Memory of one primitive body in a world (its rapier body and collider,
 /// broad-phase and contact-graph entries, the world's record), measured
 /// with `tools/mesh_memory.sh`.
-const BYTES_PER_BODY: f64 = 4096.0;
+const BYTES_PER_BODY: f64 = 16384.0;
 
 /// A scene as read from a TOML file, validated.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -233,7 +233,10 @@ impl Scene {
             return Err(invalid(
                 "world",
                 "time_step_s",
-                format!("{} s is outside 1e-6 to 0.1 s", w.time_step_s),
+                format!(
+                    "{} s is outside 1e-6 to 0.1 s",
+                    crate::limits::readable(w.time_step_s)
+                ),
             ));
         }
         for (field, value) in [
@@ -363,14 +366,16 @@ impl Scene {
             .iter()
             .map(|b| b.array.as_ref().map_or(1.0, |a| a.count as f64))
             .sum();
-        crate::limits::check_memory(|| format!("{bodies} bodies"), bodies * BYTES_PER_BODY).map_err(
-            |e| ConfigError::Invalid {
-                path: self.path.clone(),
-                entry: "body".into(),
-                field: "array.count",
-                message: e.to_string(),
-            },
+        crate::limits::check_memory(
+            || format!("{} bodies", crate::limits::readable(bodies)),
+            bodies * BYTES_PER_BODY,
         )
+        .map_err(|e| ConfigError::Invalid {
+            path: self.path.clone(),
+            entry: "body".into(),
+            field: "array.count",
+            message: e.to_string(),
+        })
     }
 
     fn validate_shape(&self, entry: &str, body: &BodySpec) -> Result<(), ConfigError> {

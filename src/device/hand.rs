@@ -141,7 +141,7 @@ impl HandScript {
         crate::limits::check_memory(|| format!("a path of {points} points"), points * 32.0)
             .map_err(|e| invalid(e.to_string()))?;
         let duration_s = script.trajectory().duration_s();
-        if !(duration_s <= crate::limits::MAX_SESSION_S) {
+        if duration_s.is_nan() || duration_s > crate::limits::MAX_SESSION_S {
             return Err(invalid(format!(
                 "the script lasts {duration_s:e} s, more than the {} s (one week) a session may",
                 crate::limits::MAX_SESSION_S

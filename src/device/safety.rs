@@ -422,6 +422,10 @@ impl<D: Device> Safety<D> {
         let zero = self.filter.zero(&self.last_state);
         self.filter.ramp_start_s = None;
         self.filter.last_output = Some(zero);
+        // A command was sent: the watchdog counts from here.
+        if now_s.is_finite() {
+            self.filter.last_time_s = Some(now_s);
+        }
         self.device.command(&zero, now_s)
     }
 }

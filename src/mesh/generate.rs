@@ -236,7 +236,7 @@ fn check_extent(
 /// and tet arrays, the edge and face topology, the duplicate-tet check),
 /// measured with `tools/mesh_memory.sh`.
 const MESH_BYTES_PER_NODE: f64 = 64.0;
-const MESH_BYTES_PER_TET: f64 = 320.0;
+const MESH_BYTES_PER_TET: f64 = 212.0;
 
 /// Refuses a generated mesh whose node or tet count does not fit the node
 /// index (u32) or whose memory does not fit the budget, before allocating.
@@ -248,7 +248,13 @@ fn check_size(spec: &dyn Fn() -> String, nodes: f64, tets: f64) -> Result<(), Me
     crate::limits::check_count(|| "nodes".into(), nodes, f64::from(u32::MAX - 1)).map_err(limit)?;
     crate::limits::check_count(|| "tets".into(), tets, f64::from(u32::MAX - 1)).map_err(limit)?;
     crate::limits::check_memory(
-        || format!("{nodes:.0} nodes and {tets:.0} tets"),
+        || {
+            format!(
+                "{} nodes and {} tets",
+                crate::limits::readable(nodes),
+                crate::limits::readable(tets)
+            )
+        },
         nodes * MESH_BYTES_PER_NODE + tets * MESH_BYTES_PER_TET,
     )
     .map_err(limit)

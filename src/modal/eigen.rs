@@ -123,6 +123,8 @@ pub enum EigenError {
     },
     #[error("the mass matrix has a non-positive entry at DOF {0}")]
     BadMass(usize),
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
     #[error("the Ritz basis lost linear independence: the stiffness and mass are out of range for f64 (check the material's modulus and density, and the mesh)")]
     DependentBasis,
 }
@@ -169,6 +171,13 @@ pub fn lowest_modes(
             available,
         });
     }
+    // The Krylov basis (a few times the wanted pairs), the polish block and
+    // its images: n values per column.
+    let columns = 4.0 * (settings.modes + settings.guard) as f64;
+    crate::limits::check_memory(
+        || format!("{} modes of a body of {n} DOFs", settings.modes),
+        n as f64 * columns * 8.0,
+    )?;
     let mut stats = EigenStats::default();
     let par = Par::rayon(0);
 

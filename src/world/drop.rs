@@ -86,7 +86,7 @@ pub fn drop_run(
                 path: scene.path.clone(),
                 entry: "drop".into(),
                 field: "height",
-                message: format!("{height_m} m: {e}"),
+                message: format!("{} m: {e}", crate::limits::readable(height_m)),
             }
         })?;
     let start = Instant::now();
