@@ -42,8 +42,8 @@ printf 'tile:0.15,0.006:4,2:0.2,7' >"$seed_dir/mesh_spec/tile"
 printf 'plate:0.1,0.01:3,2' >"$seed_dir/mesh_spec/plate"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$bin" mesh --mesh box:0.1,0.1,0.1:1,1,1 --out "$work/cube.node" >/dev/null
-{ cat "$work/cube.node"; printf '\0'; cat "$work/cube.ele"; } >"$seed_dir/tetgen/cube"
+# One tet, as TetGen writes it: the .node text, a NUL, the .ele text.
+printf '4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n\0001 4 0\n1 1 2 3 4\n' >"$seed_dir/tetgen/tet"
 TESSERA_CACHE_DIR=$work/cache "$bin" log device --seconds 0.02 "$work/short.mcap" >/dev/null
 cp "$work/short.mcap" "$seed_dir/mcap/"
 python3 - "$seed_dir/hid_codec" <<'PY'
