@@ -415,3 +415,22 @@ proptest! {
         let _ = MeshSpec::parse(&spec);
     }
 }
+
+/// Found by `tools/fuzz.sh` (target `tetgen`): attribute counts near
+/// `usize::MAX` overflowed the expected field count.
+#[test]
+fn tetgen_attribute_counts_near_the_limit_are_errors_not_overflows() {
+    use std::path::Path;
+    let ele = "1 4 0\n1 1 2 3 4\n";
+    let huge = "4 3 18446744073709551615 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n";
+    let mesh = tessera::mesh::read_tetgen_strs(huge, Path::new("a.node"), ele, Path::new("a.ele"));
+    assert!(
+        mesh.is_ok(),
+        "fewer fields than declared attributes are allowed: {mesh:?}"
+    );
+    let node = "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n";
+    let huge_ele = "1 4 18446744073709551615\n1 1 2 3 4\n";
+    let mesh =
+        tessera::mesh::read_tetgen_strs(node, Path::new("a.node"), huge_ele, Path::new("a.ele"));
+    assert!(mesh.is_ok(), "{mesh:?}");
+}

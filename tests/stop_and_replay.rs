@@ -312,3 +312,69 @@ fn waiting_for_a_device_says_so_and_ctrl_c_gives_up() {
     assert_eq!(status.code(), Some(1), "{text}");
     assert!(text.contains("gave up waiting"), "{text}");
 }
+
+#[test]
+fn a_log_holds_the_mesh_files_its_scene_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = d.join("cache");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cube.msh"),
+        d.join("cube.msh"),
+    )
+    .unwrap();
+    let scene = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/scenes/tile-strike.toml"
+    ))
+    .unwrap()
+    .replace("mesh = \"tile:0.15,0.006:24,2\"", "mesh = \"cube.msh\"")
+    .replace("hand = \"../hands/", "hand = \"hands/");
+    std::fs::create_dir(d.join("hands")).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/configs/hands/tile-strikes.toml"
+        ),
+        d.join("hands/tile-strikes.toml"),
+    )
+    .unwrap();
+    std::fs::write(d.join("cube-strike.toml"), scene).unwrap();
+    let log = d.join("cube.mcap");
+    let out = output(
+        d,
+        &cache,
+        &[
+            "serve",
+            "--scene",
+            "cube-strike.toml",
+            "--lockstep",
+            "--seconds",
+            "1",
+            "--record",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The scene, its mesh and its hand are gone: the log has them.
+    for file in ["cube.msh", "cube-strike.toml", "hands/tile-strikes.toml"] {
+        std::fs::remove_file(d.join(file)).unwrap();
+    }
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = output(
+        elsewhere.path(),
+        &cache,
+        &["replay", log.to_str().unwrap(), "--lockstep", "--json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replay: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(replay["matches"], true, "{replay}");
+}

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 use tessera::assets;
-use tessera::config::{MaterialLibrary, Scene};
+use tessera::config::{MaterialLibrary, Scene, ShapeSpec};
 use tessera::device::hid::{HidApiConnector, HidDriver, HidTiming};
 use tessera::device::sim::{sim_arm_spec, ArmModel};
 use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
@@ -133,6 +133,13 @@ struct Source {
     text: String,
 }
 
+/// A mesh file a scene reads, by its resolved path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct MeshFile {
+    path: String,
+    bytes: Vec<u8>,
+}
+
 /// Everything a session was run with: its log's configuration event.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct SessionConfig {
@@ -140,6 +147,8 @@ struct SessionConfig {
     version: String,
     command: String,
     scene: Source,
+    /// The mesh files the scene's bodies read.
+    mesh_files: Vec<MeshFile>,
     materials: Source,
     /// The simulated arm's hand script.
     hand_script: Option<String>,
@@ -162,6 +171,25 @@ impl SessionConfig {
         let (scene_path, scene_text) = scene_text(&args.scene)?;
         let scene = Scene::parse(&scene_text, &scene_path)?;
         let (materials_path, materials_text) = material_source(cli)?;
+        let mut mesh_files = Vec::new();
+        for body in &scene.bodies {
+            if let ShapeSpec::TetMesh { mesh } = &body.shape {
+                for path in scene.resolve_mesh(mesh)?.files() {
+                    let bytes = std::fs::read(&path).with_context(|| {
+                        format!(
+                            "{}: body `{}`: {}",
+                            scene_path.display(),
+                            body.name,
+                            path.display()
+                        )
+                    })?;
+                    mesh_files.push(MeshFile {
+                        path: path.display().to_string(),
+                        bytes,
+                    });
+                }
+            }
+        }
         let (hand_script, device_profile) = if args.device == "sim" {
             let hand_path = match (
                 &args.hand,
@@ -209,6 +237,7 @@ impl SessionConfig {
                 path: scene_path.display().to_string(),
                 text: scene_text,
             },
+            mesh_files,
             materials: Source {
                 path: materials_path.display().to_string(),
                 text: materials_text,
@@ -313,7 +342,17 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
     let scene = Scene::parse(&config.scene.text, Path::new(&config.scene.path))?;
     let library =
         MaterialLibrary::parse(&config.materials.text, Path::new(&config.materials.path))?;
-    let (scene, assets) = prepare_scene(scene, config.count, &library)?;
+    // Mesh files from the configuration (as the session log holds them),
+    // from disk for a file it does not hold (a replay's --scene).
+    let read = |path: &Path| match config
+        .mesh_files
+        .iter()
+        .find(|f| Path::new(&f.path) == path)
+    {
+        Some(file) => Ok(file.bytes.clone()),
+        None => std::fs::read(path),
+    };
+    let (scene, assets) = prepare_scene(scene, config.count, &library, &read)?;
     let Some(haptic) = scene.haptic.clone() else {
         bail!(
             "{}: the scene has no [haptic] table (which body is the proxy)",

@@ -36,7 +36,9 @@ pub(super) fn load_scene(
     cli: &Cli,
 ) -> anyhow::Result<(Scene, SceneAssets)> {
     let scene = Scene::load(&scene_path(scene)?)?;
-    prepare_scene(scene, count, &material_library(cli)?)
+    prepare_scene(scene, count, &material_library(cli)?, &|path| {
+        std::fs::read(path)
+    })
 }
 
 /// A scene given by name or path: its path and text.
@@ -46,21 +48,29 @@ pub(super) fn scene_text(scene: &str) -> anyhow::Result<(PathBuf, String)> {
     Ok((path, text))
 }
 
-/// Sets the array count of a parsed scene and prepares its assets.
+/// Sets the array count of a parsed scene and prepares its assets, reading
+/// mesh files through `read`.
 pub(super) fn prepare_scene(
     mut scene: Scene,
     count: Option<usize>,
     library: &MaterialLibrary,
+    read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
 ) -> anyhow::Result<(Scene, SceneAssets)> {
     if let Some(count) = count {
         scene.set_array_count(count)?;
     }
     let cache = ModalCache::new(default_cache_dir());
     let bar = indicatif::ProgressBar::new_spinner();
-    let assets = SceneAssets::load(&scene, library, Some(&cache), &|body| {
-        bar.set_message(format!("modal analysis of `{body}`"));
-        bar.tick();
-    })?;
+    let assets = SceneAssets::load_with(
+        &scene,
+        library,
+        Some(&cache),
+        &|body| {
+            bar.set_message(format!("modal analysis of `{body}`"));
+            bar.tick();
+        },
+        read,
+    )?;
     bar.finish_and_clear();
     Ok((scene, assets))
 }

@@ -223,7 +223,7 @@ fn check_extent(
             message: "sizes must be finite and positive".into(),
         });
     }
-    if cells.iter().any(|&c| c == 0) {
+    if cells.contains(&0) {
         return Err(MeshError::Spec {
             spec: spec(),
             message: "cell counts must be at least 1".into(),

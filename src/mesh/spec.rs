@@ -1,8 +1,10 @@
 //! Mesh specifications as given on the command line and in scenes: a file
 //! path or a generator call.
 
-use super::{box_mesh, plate_mesh, read_gmsh, read_tetgen, tile_mesh, Jitter, MeshError, TetMesh};
-use std::path::PathBuf;
+use super::{
+    box_mesh, plate_mesh, read_gmsh_bytes, read_tetgen_strs, tile_mesh, Jitter, MeshError, TetMesh,
+};
+use std::path::{Path, PathBuf};
 
 /// Where a mesh comes from.
 ///
@@ -135,6 +137,37 @@ impl MeshSpec {
 
     /// Builds or reads the mesh.
     pub fn load(&self) -> Result<TetMesh, MeshError> {
+        self.load_with(&|path| std::fs::read(path))
+    }
+
+    /// The files a file spec reads (a TetGen mesh's `.node` and `.ele`, a
+    /// Gmsh `.msh`); none for a generator.
+    pub fn files(&self) -> Vec<PathBuf> {
+        match self {
+            Self::File(path) => match path.extension().and_then(|e| e.to_str()) {
+                Some("node") | Some("ele") => {
+                    vec![path.with_extension("node"), path.with_extension("ele")]
+                }
+                _ => vec![path.clone()],
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// Builds the mesh, reading its files through `read` (a file's bytes
+    /// by path): from disk in [`MeshSpec::load`], from a session log's
+    /// copies in a replay.
+    pub fn load_with(
+        &self,
+        read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
+    ) -> Result<TetMesh, MeshError> {
+        let text = |path: &Path| -> Result<String, MeshError> {
+            let bytes = read(path).map_err(|e| MeshError::io(path, e))?;
+            String::from_utf8(bytes).map_err(|_| MeshError::Format {
+                path: path.to_path_buf(),
+                message: "not UTF-8 text".into(),
+            })
+        };
         match self {
             Self::Box {
                 size_m,
@@ -156,8 +189,13 @@ impl MeshSpec {
                 jitter,
             } => plate_mesh(*radius_m, *thickness_m, *rings, *layers, *jitter),
             Self::File(path) => match path.extension().and_then(|e| e.to_str()) {
-                Some("node") | Some("ele") => read_tetgen(path),
-                Some("msh") => read_gmsh(path),
+                Some("node") | Some("ele") => {
+                    let (node, ele) = (path.with_extension("node"), path.with_extension("ele"));
+                    read_tetgen_strs(&text(&node)?, &node, &text(&ele)?, &ele)
+                }
+                Some("msh") => {
+                    read_gmsh_bytes(&read(path).map_err(|e| MeshError::io(path, e))?, path)
+                }
                 _ => Err(MeshError::Format {
                     path: path.clone(),
                     message: "unknown mesh format: expected .node/.ele (TetGen), .msh (Gmsh 4.1), \

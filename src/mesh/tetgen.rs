@@ -45,7 +45,10 @@ pub fn read_tetgen_strs(
     let mut base = 0usize;
     for i in 0..count {
         let (line, fields) = node_lines.next_required(&format!("point {} of {count}", i + 1))?;
-        let expected = 4 + attributes + markers.min(1);
+        // Counts come from the file: saturate rather than overflow.
+        let expected = 4usize
+            .saturating_add(attributes)
+            .saturating_add(markers.min(1));
         if fields.len() < 4 || fields.len() > expected {
             return Err(node_lines.error(
                 line,
@@ -87,7 +90,7 @@ pub fn read_tetgen_strs(
     let mut tet_lines = Vec::with_capacity(count.min(1 << 20));
     for i in 0..count {
         let (line, fields) = ele_lines.next_required(&format!("tet {} of {count}", i + 1))?;
-        if fields.len() < 1 + per_tet || fields.len() > 1 + per_tet + attributes {
+        if fields.len() < 1 + per_tet || fields.len() > (1 + per_tet).saturating_add(attributes) {
             return Err(ele_lines.error(
                 line,
                 format!("expected `<index>`, {per_tet} nodes and {attributes} attribute(s); got {} fields", fields.len()),

@@ -45,7 +45,7 @@ pub enum WorldError {
     Material {
         path: PathBuf,
         body: String,
-        source: ConfigError,
+        source: Box<ConfigError>,
     },
     #[error("{path}: body `{body}`: {source}")]
     Limit {
@@ -79,6 +79,20 @@ impl SceneAssets {
         cache: Option<&ModalCache>,
         on_analysis: &dyn Fn(&str),
     ) -> Result<Self, WorldError> {
+        Self::load_with(scene, library, cache, on_analysis, &|path| {
+            std::fs::read(path)
+        })
+    }
+
+    /// As [`SceneAssets::load`], reading mesh files through `read` (a
+    /// file's bytes by its resolved path) instead of from disk.
+    pub fn load_with(
+        scene: &Scene,
+        library: &MaterialLibrary,
+        cache: Option<&ModalCache>,
+        on_analysis: &dyn Fn(&str),
+        read: &dyn Fn(&std::path::Path) -> std::io::Result<Vec<u8>>,
+    ) -> Result<Self, WorldError> {
         let mut assets = Self {
             materials: BTreeMap::new(),
             bases: BTreeMap::new(),
@@ -90,7 +104,7 @@ impl SceneAssets {
                     .map_err(|source| WorldError::Material {
                         path: scene.path.clone(),
                         body: spec.name.clone(),
-                        source,
+                        source: Box::new(source),
                     })?
                     .clone(),
             );
@@ -111,7 +125,7 @@ impl SceneAssets {
             };
             let tets = scene
                 .resolve_mesh(mesh)
-                .and_then(|m| m.load())
+                .and_then(|m| m.load_with(read))
                 .map_err(mesh_error)?;
             on_analysis(&spec.name);
             let settings = EigenSettings::new(scene.world.modes);
