@@ -32,8 +32,8 @@ use tessera::modal::{analyse, default_cache_dir, EigenSettings, ModalCache};
 const SLABS: [(usize, usize); 4] = [(12, 2), (26, 2), (41, 4), (54, 10)];
 /// Impulse of the strike (N·s).
 const IMPULSE_N_S: f64 = 200.0;
-/// Written before each cache-cold event: several times this machine's
-/// 32 MB L3, so that the event finds none of the modal tables it read in
+/// Written before each cache-cold event: several times a server CPU's
+/// last-level cache (32 MB on the benchmark machine), so that the event finds none of the modal tables it read in
 /// the previous one cached, as in a world where other work runs between
 /// fractures.
 const EVICTION_BYTES: usize = 128 << 20;

@@ -481,7 +481,13 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
     );
     assert_eq!(summary["syncs"]["total"], 350);
     assert_eq!(summary["syncs"]["late"], 0, "lockstep waits for every sync");
-    assert!(summary["fractures"].is_array());
+    // The main job's point: the strikes break the tile (the first strike
+    // fast enough lands before 3.5 s).
+    let fractures = summary["fractures"].as_array().expect("fractures");
+    let first = fractures.first().expect("the tile breaks");
+    assert_eq!(first["body"], "tile", "{first}");
+    assert!(first["fragments"].as_u64().unwrap() >= 2, "{first}");
+    assert!(first["crack_area_m2"].as_f64().unwrap() > 0.0, "{first}");
     assert_eq!(summary["log"], log_arg);
     // The simulated arm is an admittance device: goals, within its spec.
     let goal_speed = summary["commanded"]["peak_goal_speed_m_s"]

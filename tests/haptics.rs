@@ -592,13 +592,16 @@ proptest! {
     }
 }
 
+/// Every force sent, with the time it was sent at.
+type SentForces = std::sync::Arc<std::sync::Mutex<Vec<(f64, Vector3<f64>)>>>;
+
 /// The simulated arm seen as an impedance device whose reads fail between
 /// `lost_s.0` and `lost_s.1`; it keeps every force it is sent.
 struct FlakyDevice {
     arm: SimulatedArm,
     spec: tessera::device::DeviceSpec,
     lost_s: (f64, f64),
-    sent: std::sync::Arc<std::sync::Mutex<Vec<(f64, Vector3<f64>)>>>,
+    sent: SentForces,
     released: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 

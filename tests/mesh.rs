@@ -434,3 +434,26 @@ fn tetgen_attribute_counts_near_the_limit_are_errors_not_overflows() {
         tessera::mesh::read_tetgen_strs(node, Path::new("a.node"), huge_ele, Path::new("a.ele"));
     assert!(mesh.is_ok(), "{mesh:?}");
 }
+
+/// Found by `tools/fuzz.sh` (target `msh`): header counts that contradict
+/// each other (no nodes, or a largest tag below the smallest) overflowed
+/// inside mshio's parser.
+#[test]
+fn msh_headers_whose_counts_contradict_each_other_are_errors() {
+    use std::path::Path;
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cube.msh"),
+    )
+    .unwrap();
+    let original = tessera::mesh::read_gmsh_bytes(text.as_bytes(), Path::new("cube.msh")).unwrap();
+    for header in ["27 0 1 339", "27 339 339 1"] {
+        let edited = text.replacen("$Nodes\n27 339 1 339\n", &format!("$Nodes\n{header}\n"), 1);
+        assert_ne!(edited, text);
+        // Refused naming the file, or (the counts being hints to the
+        // parser) read as the same mesh; never a panic.
+        match tessera::mesh::read_gmsh_bytes(edited.as_bytes(), Path::new("edited.msh")) {
+            Err(e) => assert!(e.to_string().starts_with("edited.msh"), "{header}: {e}"),
+            Ok(mesh) => assert_eq!(mesh.tets(), original.tets(), "{header}"),
+        }
+    }
+}

@@ -20,9 +20,7 @@ fn write_log(path: &std::path::Path, ticks: u64) -> RecorderStats {
     let handle = recorder.handle();
     for k in 0..ticks {
         // Paced like a slow haptic loop, so the queue never fills here.
-        while !handle.tick(tick(k)) {
-            panic!("queue full at tick {k}");
-        }
+        assert!(handle.tick(tick(k)), "queue full at tick {k}");
         if k == ticks / 2 {
             handle.event(Event::Fracture {
                 time_s: k as f64 * 1e-3,
@@ -139,4 +137,38 @@ fn a_logged_hand_path_drives_the_simulated_arm_again() {
     assert!((p.z - (0.05 - 0.01005)).abs() < 1e-12);
     assert!((v.z + 0.1).abs() < 1e-9);
     assert!((hand.duration_s() - 0.199).abs() < 1e-12);
+}
+
+/// Found by `tools/fuzz.sh` (target `mcap`): a chunk without a CRC (an
+/// MCAP CRC of 0 means "not computed") holding a record whose length is
+/// near 2⁶⁴ overflowed mcap's arithmetic. Such a log is refused, or read
+/// as truncated, naming the file.
+#[test]
+fn a_record_length_near_the_limit_is_refused_not_an_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.mcap");
+    write_log(&path, 20);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Records after the 8-byte magic: opcode (1), length (8), body.
+    let le_u64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let mut at = 8;
+    while bytes[at] != 0x06 {
+        at += 9 + le_u64(&bytes, at + 1) as usize;
+    }
+    // Chunk body: start and end times (16), uncompressed size (8), CRC (4),
+    // compression (4-byte length + text), records' length (8), records.
+    let body = at + 9;
+    bytes[body + 24..body + 28].fill(0);
+    let compression = u32::from_le_bytes(bytes[body + 28..body + 32].try_into().unwrap());
+    assert_eq!(compression, 0, "uncompressed chunks");
+    let first_record = body + 32 + 8;
+    bytes[first_record + 1..first_record + 9].copy_from_slice(&(u64::MAX - 4).to_le_bytes());
+
+    match SessionReader::from_bytes(&bytes, "edited.mcap") {
+        Err(e) => assert!(e.to_string().contains("edited.mcap"), "{e}"),
+        Ok(log) => {
+            let why = log.truncated.expect("read as truncated");
+            assert!(why.contains("more than the file holds"), "{why}");
+        }
+    }
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Criterion medians of one benchmark at git revision REV and at the working
 # tree, side by side, the two binaries run in alternation so that drift of
-# the machine (this VM's varies by several percent over minutes) falls on
-# both alike.
+# the machine (a VM's speed can vary by several percent over minutes) falls
+# on both alike.
 #   tools/bench_compare.sh REV [ROUNDS] [BENCH] [FILTER]
 # ROUNDS default 5, BENCH default `fracture`, FILTER a criterion filter
 # (default: every benchmark of BENCH). Prints one line per binary and round

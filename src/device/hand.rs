@@ -89,14 +89,14 @@ impl HandScript {
         let script: HandScript =
             toml::from_str(text).map_err(|e| invalid(e.to_string().trim_end().to_owned()))?;
         let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
+        let positive = |x: f64| x > 0.0 && x.is_finite();
         if !finite(&script.start_m) {
             return Err(invalid("start_m must be finite".into()));
         }
         for (i, step) in script.steps.iter().enumerate() {
             let bad = match step {
-                HandStep::Move { to_m, seconds } => (!finite(to_m)
-                    || !(*seconds > 0.0 && seconds.is_finite()))
-                .then_some("to_m must be finite and seconds positive"),
+                HandStep::Move { to_m, seconds } => (!(finite(to_m) && positive(*seconds)))
+                    .then_some("to_m must be finite and seconds positive"),
                 HandStep::Hold { seconds } => {
                     (!(*seconds >= 0.0 && seconds.is_finite())).then_some("seconds must be ≥ 0")
                 }
@@ -104,25 +104,20 @@ impl HandScript {
                     target_m,
                     lift_m,
                     speed_m_s,
-                } => (!finite(target_m)
-                    || !(*lift_m > 0.0)
-                    || !(*speed_m_s > 0.0)
-                    || !lift_m.is_finite()
-                    || !speed_m_s.is_finite())
-                .then_some("target_m finite, lift_m and speed_m_s positive"),
+                } => (!(finite(target_m) && positive(*lift_m) && positive(*speed_m_s)))
+                    .then_some("target_m finite, lift_m and speed_m_s positive"),
                 HandStep::Strikes {
                     target_m,
                     lift_m,
                     from_speed_m_s,
                     to_speed_m_s,
                     count,
-                } => (!finite(target_m)
-                    || !(*lift_m > 0.0 && lift_m.is_finite())
-                    || !(*from_speed_m_s > 0.0 && from_speed_m_s.is_finite())
-                    || !(*to_speed_m_s > 0.0 && to_speed_m_s.is_finite())
-                    || *count == 0
-                    || *count > 10_000)
-                    .then_some("target_m finite, lift_m and speeds positive, count in 1..=10000"),
+                } => (!(finite(target_m)
+                    && positive(*lift_m)
+                    && positive(*from_speed_m_s)
+                    && positive(*to_speed_m_s)
+                    && (1..=10_000).contains(count)))
+                .then_some("target_m finite, lift_m and speeds positive, count in 1..=10000"),
             };
             if let Some(message) = bad {
                 return Err(invalid(format!("steps[{i}]: {message}")));

@@ -205,7 +205,7 @@ impl Device for HidDriver {
     }
 
     /// Queues the last command with the enable flag cleared and waits up to
-    /// [`RELEASE_WAIT`] for the I/O thread to write it.
+    /// `RELEASE_WAIT` (100 ms) for the I/O thread to write it.
     fn release(&mut self, _now_s: f64) -> Result<(), DeviceError> {
         let start = Instant::now();
         let mut queued = false;

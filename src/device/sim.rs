@@ -112,7 +112,8 @@ impl SimulatedArm {
         let m = &self.model;
         let mut remaining = now_s - self.time_s;
         // A clock jump of more than a second is not integrated step by step.
-        if !(remaining > 0.0) || remaining > 1.0 {
+        let integrate = remaining > 0.0 && remaining <= 1.0;
+        if !integrate {
             self.time_s = now_s.max(self.time_s);
             return;
         }

@@ -79,7 +79,7 @@ impl DofPattern {
         }
     }
 
-    fn into_matrix(&self, values: Vec<f64>) -> SparseMatrix {
+    fn to_matrix(&self, values: Vec<f64>) -> SparseMatrix {
         let n = self.dofs();
         // The pattern is sorted and duplicate-free by construction.
         let symbolic = SymbolicSparseColMat::new_checked(
@@ -111,7 +111,7 @@ pub fn assemble_stiffness(
             }
         }
     }
-    pattern.into_matrix(values)
+    pattern.to_matrix(values)
 }
 
 /// The consistent mass matrix (kg): `M_ab = ρV(1 + δ_ab)/20 · I` per tet.
@@ -135,7 +135,7 @@ pub fn assemble_consistent_mass(
             }
         }
     }
-    pattern.into_matrix(values)
+    pattern.to_matrix(values)
 }
 
 /// The lumped (row-sum) mass per DOF (kg): each tet gives ρV/4 to each node.

@@ -5,7 +5,7 @@ use crate::config::Material;
 use crate::mesh::TetMesh;
 use crate::modal::{analyse, EigenSettings, ModalBasis, ModalCache, ModalError};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -87,10 +87,10 @@ impl BasisWorker {
     }
 
     /// Queues `job`; returns it back if the thread has stopped.
-    pub fn submit(&self, job: BasisJob) -> Result<(), BasisJob> {
+    pub fn submit(&self, job: BasisJob) -> Result<(), Box<BasisJob>> {
         match &self.jobs {
-            Some(jobs) => jobs.send(job).map_err(|e| e.0),
-            None => Err(job),
+            Some(jobs) => jobs.send(job).map_err(|e| Box::new(e.0)),
+            None => Err(Box::new(job)),
         }
     }
 
@@ -101,10 +101,7 @@ impl BasisWorker {
 
     /// The next finished analysis, waiting at most `timeout`.
     pub fn wait(&self, timeout: Duration) -> Option<BasisResult> {
-        match self.results.recv_timeout(timeout) {
-            Ok(result) => Some(result),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.results.recv_timeout(timeout).ok()
     }
 }
 

@@ -195,7 +195,7 @@ impl EnergyLedger {
 
 /// The densities the energy stop left pending ([`EnergyLedger::pending`]),
 /// evaluated on the rayon pool while the caller goes on propagating:
-/// tasks of [`LEDGER_TASK_ELEMENTS`] elements, one per-node displacement
+/// tasks of `LEDGER_TASK_ELEMENTS` elements, one per-node displacement
 /// cache per worker thread. The densities are those
 /// [`StrainEnergy::density`] gives one at a time; made by
 /// [`StrainEnergy::pending_densities`].

@@ -62,7 +62,7 @@ pub(crate) fn screen(
     exact_peak: bool,
 ) -> Screening {
     let m = stress.mode_count();
-    let steps = if m == 0 { 0 } else { z.len() / m };
+    let steps = z.len().checked_div(m).unwrap_or(0);
     let mut screening = Screening {
         hot: vec![HotSample::default(); steps],
         ..Screening::default()
@@ -307,8 +307,13 @@ fn evaluate_group(
         1.0,
         faer::Par::Seq,
     );
-    for k in first_sample..=last_sample {
-        if !bounds[k].exceeds(wanted) {
+    for (k, bound) in bounds
+        .iter()
+        .enumerate()
+        .take(last_sample + 1)
+        .skip(first_sample)
+    {
+        if !bound.exceeds(wanted) {
             continue;
         }
         let column = sigma.col_as_slice(k - first_sample);

@@ -140,7 +140,7 @@ impl CrackScratch {
     }
 
     /// Re-labels the fragments the cracks propagated since the last update
-    /// have split (Alg. 1, [`FractureState::split_fragments`]); returns the
+    /// have split (Alg. 1, `FractureState::split_fragments`); returns the
     /// new identifiers. Once per event rather than per crack: nothing
     /// during an event reads the fragment identifiers, and the cracks of a
     /// shattering event would otherwise flood the same pieces again and

@@ -4,10 +4,9 @@
 //!
 //! The core: by default the allowed CPU that has served the fewest device
 //! interrupts (`/proc/interrupts`). A SCHED_FIFO thread preempts every
-//! ordinary thread but not interrupt handling: on this VM the disk's
-//! interrupts all land on one CPU, and while a session log was written the
-//! haptic thread on that CPU woke up to 1.3 ms late about once a second;
-//! on the other CPU, never.
+//! ordinary thread but not interrupt handling, and a machine may route all
+//! of a disk's interrupts to one CPU: a haptic thread there wakes late
+//! while the session log is written.
 
 use serde::Serialize;
 
@@ -110,9 +109,9 @@ pub struct SimulationRealtime {
 
 /// Puts the calling thread and the global rayon pool's workers under
 /// SCHED_FIFO at [`SIMULATION_PRIORITY`], so that a step's parallel
-/// fracture checks are not preempted by ordinary threads (on this VM a
-/// kernel worker took a worker's CPU for a 4 ms tick now and then, which
-/// doubled a step). Must run before anything uses the global pool.
+/// fracture checks are not preempted by ordinary threads (a kernel worker
+/// taking a worker's CPU for a scheduler tick stalls the whole step; see
+/// benches/README.md). Must run before anything uses the global pool.
 pub fn request_for_simulation() -> SimulationRealtime {
     let mut errors = Vec::new();
     if let Err(e) = fifo_calling_thread(SIMULATION_PRIORITY) {

@@ -35,7 +35,16 @@ pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> 
         path: path.to_path_buf(),
         message,
     };
-    let msh = mshio::parse_msh_bytes(bytes).map_err(|e| {
+    // mshio 0.4.2 subtracts header counts unchecked (`max_node_tag -
+    // min_node_tag`, `num_nodes - 1`): a damaged header overflows, which
+    // panics where overflow checks are on (found by `fuzz/fuzz_targets/msh.rs`).
+    let parsed = std::panic::catch_unwind(|| mshio::parse_msh_bytes(bytes)).map_err(|_| {
+        format_error(format!(
+            "not a valid MSH file: its $Nodes or $Elements header counts contradict each other{}",
+            version_note(bytes)
+        ))
+    })?;
+    let msh = parsed.map_err(|e| {
         let trace = e.filtered_backtrace();
         if trace.is_empty() {
             return format_error(format!("not a valid MSH file{}", version_note(bytes)));

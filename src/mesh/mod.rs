@@ -84,7 +84,8 @@ impl TetMesh {
                 .iter()
                 .map(|&[a, b]| (p[a] - p[b]).norm())
                 .fold(0.0, f64::max);
-            if !(volume.abs() > DEGENERATE_SHAPE_RATIO * longest.powi(3) / 6.0) {
+            let thick_enough = volume.abs() > DEGENERATE_SHAPE_RATIO * longest.powi(3) / 6.0;
+            if !thick_enough {
                 return Err(MeshError::DegenerateTet { tet, volume });
             }
             if volume < 0.0 {

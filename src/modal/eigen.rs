@@ -302,7 +302,7 @@ pub fn lowest_modes(
     stats.solves = solves;
     stats.recovered_modes = unmatched(&eigenvalues, &lanczos_eigenvalues, 1e-6);
     for (mode, &residual) in residuals.iter().enumerate() {
-        if !(residual <= settings.residual_tolerance) {
+        if residual.is_nan() || residual > settings.residual_tolerance {
             return Err(EigenError::Residual {
                 mode,
                 residual,

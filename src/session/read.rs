@@ -1,4 +1,4 @@
-//! Reading session logs back, in order, up to the last complete chunk of a
+//! Reading session logs back, in order, up to the last complete record of a
 //! truncated file. Every chunk's CRC is checked: a damaged or edited file
 //! is refused. Record lengths are checked
 //! against the file by the MCAP reader, which reads from the file's bytes
@@ -9,6 +9,9 @@ use serde::Serialize;
 use std::path::Path;
 
 /// One message of a session log.
+// Nearly every record is a tick: boxing the large variant would add an
+// allocation per tick to save space only on the rare events.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
     Tick(TickRecord),
@@ -50,45 +53,80 @@ impl SessionReader {
             path: name.to_owned(),
             message,
         };
-        let stream = mcap::MessageStream::new_with_options(
-            bytes,
-            mcap::read::Options::IgnoreEndMagic | mcap::read::Options::ValidateChunkCrcs,
-        )
-        .map_err(|e| format(format!("not an MCAP file: {e}")))?;
         let mut records = Vec::new();
         let mut truncated = None;
-        for message in stream {
-            let message = match message {
-                Ok(m) => m,
-                Err(mcap::McapError::BadChunkCrc { saved, calculated }) => {
+        let mut topics = std::collections::HashMap::new();
+        let mut messages = Messages::new(bytes);
+        loop {
+            let record = match messages.next() {
+                None => break,
+                Some(Ok(record)) => record,
+                Some(Err(mcap::McapError::BadChunkCrc { saved, calculated })) => {
                     return Err(format(format!(
                         "a chunk's CRC is {calculated:08x}, not the {saved:08x} written: \
                          the file was damaged or edited after it was written"
                     )))
                 }
-                Err(e) => {
+                Some(Err(mcap::McapError::BadMagic)) => {
+                    return Err(format(
+                        "not an MCAP file (no MCAP magic at its start)".into(),
+                    ))
+                }
+                Some(Err(
+                    mcap::McapError::ChunkTooLarge(length)
+                    | mcap::McapError::RecordTooLarge { len: length, .. },
+                )) => {
+                    truncated = Some(format!(
+                        "a record near byte {} declares {}, more than the file holds \
+                         (the file ends early or was damaged)",
+                        messages.offset(),
+                        crate::limits::human_bytes(length)
+                    ));
+                    break;
+                }
+                Some(Err(e)) => {
                     truncated = Some(e.to_string());
                     break;
                 }
             };
-            let record = match message.channel.topic.as_str() {
-                TICK_TOPIC => serde_json::from_slice(&message.data).map(Record::Tick),
-                EVENT_TOPIC => serde_json::from_slice(&message.data).map(Record::Event),
+            let (header, data) = match record {
+                mcap::records::Record::Channel(channel) => {
+                    topics.insert(channel.id, channel.topic);
+                    continue;
+                }
+                mcap::records::Record::Message { header, data } => (header, data),
+                // With the end magic optional, the data section's end is the
+                // log's end (a chunk holds only schemas, channels and
+                // messages).
+                mcap::records::Record::DataEnd(_) => break,
                 _ => continue,
             };
-            match record {
+            let topic = topics.get(&header.channel_id).map(String::as_str);
+            let parsed = match topic {
+                Some(TICK_TOPIC) => serde_json::from_slice(&data).map(Record::Tick),
+                Some(EVENT_TOPIC) => serde_json::from_slice(&data).map(Record::Event),
+                Some(_) => continue,
+                None => {
+                    return Err(format(format!(
+                        "message {} names channel {}, which the log never declares",
+                        header.sequence, header.channel_id
+                    )))
+                }
+            };
+            match parsed {
                 Ok(r) => records.push(r),
                 Err(e) => {
                     return Err(format(format!(
                         "message {} on {}: {e}",
-                        message.sequence, message.channel.topic
+                        header.sequence,
+                        topic.unwrap_or_default()
                     )))
                 }
             }
         }
         if records.is_empty() && truncated.is_some() {
             return Err(format(format!(
-                "no complete chunk: {}",
+                "no complete record: {}",
                 truncated.unwrap_or_default()
             )));
         }
@@ -170,4 +208,59 @@ pub struct LogSummary {
     /// Whether the log ends with its end-of-session event.
     pub complete: bool,
     pub truncated: Option<String>,
+}
+
+/// The records of an MCAP file in memory, chunks opened, each chunk's CRC
+/// checked at its end (a mismatch refuses the whole log), the end magic
+/// optional: a truncated log ends anywhere, and the records of its last,
+/// incomplete chunk are read up to the cut.
+///
+/// This drives mcap's sans-IO reader itself rather than `MessageStream`,
+/// because only the sans-IO options can cap record lengths: without the
+/// cap, a length field near 2⁶⁴ inside a chunk overflows mcap 0.26's
+/// arithmetic (found by `fuzz/fuzz_targets/mcap.rs`). No record can be
+/// longer than the file.
+struct Messages<'a> {
+    length: usize,
+    unread: &'a [u8],
+    reader: mcap::sans_io::LinearReader,
+}
+
+impl<'a> Messages<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        let options = mcap::sans_io::LinearReaderOptions::default()
+            .with_skip_end_magic(true)
+            .with_validate_chunk_crcs(true)
+            .with_record_length_limit(bytes.len());
+        Self {
+            length: bytes.len(),
+            unread: bytes,
+            reader: mcap::sans_io::LinearReader::new_with_options(options),
+        }
+    }
+
+    /// Bytes handed to the reader so far.
+    fn offset(&self) -> usize {
+        self.length - self.unread.len()
+    }
+
+    fn next(&mut self) -> Option<mcap::McapResult<mcap::records::Record<'static>>> {
+        while let Some(event) = self.reader.next_event() {
+            match event {
+                Ok(mcap::sans_io::LinearReadEvent::ReadRequest(wanted)) => {
+                    let length = wanted.min(self.unread.len());
+                    self.reader
+                        .insert(length)
+                        .copy_from_slice(&self.unread[..length]);
+                    self.reader.notify_read(length);
+                    self.unread = &self.unread[length..];
+                }
+                Ok(mcap::sans_io::LinearReadEvent::Record { data, opcode }) => {
+                    return Some(mcap::parse_record(opcode, data).map(|r| r.into_owned()))
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        None
+    }
 }
