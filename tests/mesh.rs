@@ -437,7 +437,7 @@ fn tetgen_attribute_counts_near_the_limit_are_errors_not_overflows() {
 
 /// Found by `tools/fuzz.sh` (target `msh`): header counts that contradict
 /// each other (no nodes, or a largest tag below the smallest) overflowed
-/// inside mshio's parser.
+/// inside mshio's parser, and an oversized data size panicked in it.
 #[test]
 fn msh_headers_whose_counts_contradict_each_other_are_errors() {
     use std::path::Path;
@@ -456,4 +456,13 @@ fn msh_headers_whose_counts_contradict_each_other_are_errors() {
             Ok(mesh) => assert_eq!(mesh.tets(), original.tets(), "{header}"),
         }
     }
+    let edited = text.replacen("4.1 0 8", "4.1 0 99999999999", 1);
+    assert_ne!(edited, text);
+    let err = tessera::mesh::read_gmsh_bytes(edited.as_bytes(), Path::new("edited.msh"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("edited.msh") && err.contains("MSH"),
+        "{err}"
+    );
 }
