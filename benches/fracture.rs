@@ -83,7 +83,7 @@ fn fracture_event(c: &mut Criterion) {
         };
         for &(cracks_per_sample, cache_cold) in variants {
             let settings = FractureSettings {
-                max_cracks_per_step: cracks_per_sample,
+                max_cracks_per_sample: cracks_per_sample,
                 ..FractureSettings::default()
             };
             let name = match (cracks_per_sample, cache_cold) {

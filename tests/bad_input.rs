@@ -148,6 +148,7 @@ fn row_6_body_counts_are_checked_against_memory() {
         "huge.toml",
     );
     assert!(err.contains("needs about"), "{err}");
+    assert!(err.contains("[cube] array.count"), "names the body: {err}");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use tessera::device::{
     ControlMode, Device, DeviceCommand, HandScript, HandTrajectory, SimulatedArm,
 };
 use tessera::haptics::{
-    serve, CouplingGains, Integration, Motion, ProxyState, Scaling, ServerOptions, Session,
+    serve, CouplingGains, Integration, Motion, ProxyState, Scaling, ServeInputs, ServerOptions,
     Summary, VirtualCoupling, Wrench,
 };
 use tessera::session::{Recorder, SessionReader};
@@ -35,7 +35,7 @@ fn run(scene: Scene, hand: &str, options: ServerOptions, record: Option<&Path>) 
         .trajectory();
     let arm = SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand.clone());
     let recorder = record.map(|p| Recorder::create(p, serde_json::json!({})).expect("log"));
-    let summary = serve(Session {
+    let summary = serve(ServeInputs {
         world,
         haptic: scene.haptic.clone().expect("scene has [haptic]"),
         scene_name: scene.path.display().to_string(),
@@ -659,7 +659,7 @@ fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("flaky.mcap");
     let recorder = Recorder::create(&log, serde_json::json!({})).unwrap();
-    let summary = serve(Session {
+    let summary = serve(ServeInputs {
         world: world_of(&scene),
         haptic: scene.haptic.clone().unwrap(),
         scene_name: "cube-push".into(),

@@ -112,7 +112,7 @@ fn bar_in_uniaxial_tension_cracks_normal_to_its_axis() {
     // One crack per time sample: the stress is not relaxed after a crack
     // (Glondu's hypothesis), so in uniform tension every element would start one.
     let single = FractureSettings {
-        max_cracks_per_step: 1,
+        max_cracks_per_sample: 1,
         ..settings
     };
     let outcome = b.static_load(&loads, &single);

@@ -43,7 +43,7 @@ pub struct Args {
     pub energy_length: f64,
     /// Most cracks started at one time sample of a contact (Glondu Alg. 3
     /// starts one).
-    #[arg(long, default_value_t = FractureSettings::default().max_cracks_per_step,
+    #[arg(long, default_value_t = FractureSettings::default().max_cracks_per_sample,
           value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
     pub cracks_per_sample: usize,
     /// Print one JSON object instead of text.
@@ -166,7 +166,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
 
     let fracture_settings = FractureSettings {
         energy_length_m: args.energy_length,
-        max_cracks_per_step: args.cracks_per_sample,
+        max_cracks_per_sample: args.cracks_per_sample,
         seed: args.seed,
         ..Default::default()
     };

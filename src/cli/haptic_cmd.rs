@@ -17,7 +17,7 @@ use tessera::config::{MaterialLibrary, Scene, ShapeSpec};
 use tessera::device::hid::{HidApiConnector, HidDriver, HidTiming};
 use tessera::device::sim::{sim_arm_spec, ArmModel};
 use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
-use tessera::haptics::{serve, CpuPin, Notice, ServerOptions, Session, Summary};
+use tessera::haptics::{serve, CpuPin, Notice, ServeInputs, ServerOptions, Summary};
 use tessera::session::{Event, Recorder, SessionReader};
 use tessera::world::World;
 
@@ -378,7 +378,7 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
         ..SafetySettings::for_spec(&spec)
     };
     let quiet = run.quiet;
-    let session = Session {
+    let session = ServeInputs {
         world,
         haptic,
         scene_name: scene.path.display().to_string(),

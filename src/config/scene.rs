@@ -370,11 +370,20 @@ impl Scene {
             || format!("{} bodies", crate::limits::readable(bodies)),
             bodies * BYTES_PER_BODY,
         )
-        .map_err(|e| ConfigError::Invalid {
-            path: self.path.clone(),
-            entry: "body".into(),
-            field: "array.count",
-            message: e.to_string(),
+        .map_err(|e| {
+            // The body whose array asks for the most is the one to name.
+            let largest = self
+                .bodies
+                .iter()
+                .filter_map(|b| b.array.as_ref().map(|a| (a.count, b.name.as_str())))
+                .max()
+                .map_or("body", |(_, name)| name);
+            ConfigError::Invalid {
+                path: self.path.clone(),
+                entry: largest.to_string(),
+                field: "array.count",
+                message: e.to_string(),
+            }
         })
     }
 

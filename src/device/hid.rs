@@ -137,7 +137,7 @@ impl HidDriver {
 
     /// Waits up to `timeout` for the device to be open; on failure, why the
     /// last attempt failed.
-    pub fn wait_connected(&self, timeout: Duration) -> Result<(), String> {
+    pub fn wait_connected(&self, timeout: Duration) -> Result<(), NotOpened> {
         let start = Instant::now();
         loop {
             if self.is_connected() {
@@ -145,12 +145,20 @@ impl HidDriver {
             }
             if start.elapsed() >= timeout {
                 let error = self.shared.open_error.lock().ok().and_then(|e| e.clone());
-                return Err(error.unwrap_or_else(|| "no answer from the device".into()));
+                return Err(NotOpened(
+                    error.unwrap_or_else(|| "no answer from the device".into()),
+                ));
             }
             std::thread::sleep(Duration::from_millis(5));
         }
     }
 }
+
+/// Why a HID device could not be opened ([`HidDriver::wait_connected`]):
+/// the reason hidapi gave for the last attempt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotOpened(pub String);
 
 impl Device for HidDriver {
     fn spec(&self) -> &DeviceSpec {

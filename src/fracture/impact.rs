@@ -97,7 +97,7 @@ pub struct FractureSettings {
     /// starts one, at the most stressed element; more start cracks in the
     /// same unrelaxed stress field (the basis is not updated after a
     /// crack), next to the first, and shatter more.
-    pub max_cracks_per_step: usize,
+    pub max_cracks_per_sample: usize,
     /// Seeds the weak points and the crack noise.
     pub seed: u64,
     /// Fragments with at least this many intact tets get a modal basis of
@@ -116,7 +116,7 @@ impl Default for FractureSettings {
             energy_length_m: 5e-3,
             excitation_threshold: 1e-3,
             max_steps: 64,
-            max_cracks_per_step: 1,
+            max_cracks_per_sample: 1,
             seed: 0,
             own_basis_min_tets: 2000,
             exact_peak_stress: true,
@@ -356,7 +356,7 @@ impl BreakableBody {
             for (k, hot) in screening.hot.iter_mut().enumerate() {
                 energy.set_state(state_at(k));
                 let mut started = 0;
-                while started < settings.max_cracks_per_step {
+                while started < settings.max_cracks_per_sample {
                     let Some((_, hottest)) = hot.pop_hottest(threshold, &screening.stresses) else {
                         break;
                     };

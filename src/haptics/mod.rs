@@ -20,7 +20,7 @@ pub use haptic_loop::{LoopError, Notice};
 pub use realtime::{CpuPin, HostSteal, RealtimeReport, SimulationRealtime};
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{
-    serve, Commanded, FractureSummary, Outcome, ServerError, ServerOptions, Session, Summary,
+    serve, Commanded, FractureSummary, Outcome, ServeInputs, ServerError, ServerOptions, Summary,
     HAPTIC_RATE_HZ,
 };
 pub use stats::{Distribution, LoopStats, SyncStats};

@@ -41,15 +41,21 @@ pub enum CpuPin {
     None,
 }
 
+/// A `--haptic-cpu` value that is neither a CPU number, `auto` nor `none`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a CPU: expected a CPU number, `auto` or `none`")]
+pub struct ParseCpuPinError(pub String);
+
 impl std::str::FromStr for CpuPin {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseCpuPinError;
+    fn from_str(s: &str) -> Result<Self, ParseCpuPinError> {
         match s {
             "auto" => Ok(Self::Auto),
             "none" => Ok(Self::None),
-            n => n.parse().map(Self::Cpu).map_err(|_| {
-                format!("`{n}` is not a CPU: expected a CPU number, `auto` or `none`")
-            }),
+            n => n
+                .parse()
+                .map(Self::Cpu)
+                .map_err(|_| ParseCpuPinError(n.to_owned())),
         }
     }
 }
@@ -68,7 +74,7 @@ pub fn request(request: bool, pin: CpuPin) -> RealtimeReport {
             Err(e) => errors.push(e),
         }
         if let Err(e) = fifo_calling_thread(FIFO_PRIORITY) {
-            errors.push(e);
+            errors.push(format!("SCHED_FIFO: {e}"));
         }
         #[cfg(target_os = "linux")]
         unsafe {
@@ -115,7 +121,7 @@ pub struct SimulationRealtime {
 pub fn request_for_simulation() -> SimulationRealtime {
     let mut errors = Vec::new();
     if let Err(e) = fifo_calling_thread(SIMULATION_PRIORITY) {
-        errors.push(e);
+        errors.push(format!("SCHED_FIFO: {e}"));
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .start_handler(|_| {
@@ -138,7 +144,7 @@ pub fn request_for_simulation() -> SimulationRealtime {
 }
 
 /// SCHED_FIFO at `priority` for the calling thread.
-fn fifo_calling_thread(priority: i32) -> Result<(), String> {
+fn fifo_calling_thread(priority: i32) -> Result<(), std::io::Error> {
     #[cfg(target_os = "linux")]
     {
         let param = libc::sched_param {
@@ -149,14 +155,17 @@ fn fifo_calling_thread(priority: i32) -> Result<(), String> {
         if unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) }
             != 0
         {
-            return Err(format!("SCHED_FIFO: {}", std::io::Error::last_os_error()));
+            return Err(std::io::Error::last_os_error());
         }
         Ok(())
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = priority;
-        Err("real-time scheduling is only requested on Linux".into())
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "real-time scheduling is only requested on Linux",
+        ))
     }
 }
 

@@ -157,7 +157,7 @@ pub struct Commanded {
 }
 
 /// Everything a session needs.
-pub struct Session {
+pub struct ServeInputs {
     pub world: World,
     pub haptic: HapticSpec,
     pub scene_name: String,
@@ -182,8 +182,8 @@ const SUPERVISE_EVERY: Duration = Duration::from_millis(20);
 pub const HAPTIC_RATE_HZ: f64 = 1000.0;
 
 /// Runs a session to its end.
-pub fn serve(session: Session) -> Result<Summary, ServerError> {
-    let Session {
+pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
+    let ServeInputs {
         world,
         haptic,
         scene_name,
@@ -194,7 +194,7 @@ pub fn serve(session: Session) -> Result<Summary, ServerError> {
         options,
         stop,
         mut on_notice,
-    } = session;
+    } = inputs;
     if !(options.seconds > 0.0 && options.seconds <= crate::limits::MAX_SESSION_S) {
         return Err(ServerError::Seconds(options.seconds));
     }

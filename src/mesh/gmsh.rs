@@ -150,6 +150,9 @@ pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> 
     TetMesh::new(kept, tets).map_err(|e| MeshError::invalid(path, e))
 }
 
+/// What `mshio::parse_msh_bytes` returns.
+type MshParse<'a> = Result<mshio::MshFile<u64, i32, f64>, mshio::MshParserError<&'a [u8]>>;
+
 std::thread_local! {
     static IN_MSHIO: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -160,9 +163,7 @@ std::thread_local! {
 /// file can panic inside it (found by `fuzz/fuzz_targets/msh.rs`). While it
 /// runs, the panic hook stays silent on this thread; elsewhere it is the
 /// previous hook, unchanged.
-fn parse_contained(
-    bytes: &[u8],
-) -> Option<Result<mshio::MshFile<u64, i32, f64>, mshio::MshParserError<&[u8]>>> {
+fn parse_contained(bytes: &[u8]) -> Option<MshParse<'_>> {
     static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
     QUIET_HOOK.call_once(|| {
         let previous = std::panic::take_hook();
