@@ -24,7 +24,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criteri
 use nalgebra::{Point3, Vector3};
 use std::time::Duration;
 use tessera::config::MaterialLibrary;
-use tessera::fracture::{BreakableBody, ContactPoint, FractureSettings, Impactor};
+use tessera::fracture::{BreakableBody, ContactPoint, Counters, FractureSettings, Impactor};
 use tessera::mesh::box_mesh;
 use tessera::modal::{analyse, default_cache_dir, EigenSettings, ModalCache};
 
@@ -58,6 +58,7 @@ fn fracture_event(c: &mut Criterion) {
         .sample_size(20)
         .measurement_time(Duration::from_secs(10));
     let slabs = if bench_mode { &SLABS[..] } else { &SLABS[..1] };
+    let threads = rayon::ThreadPoolBuilder::new().build().unwrap();
     for &(cells, cells_z) in slabs {
         let mesh = box_mesh([0.3, 0.3, 0.03], [cells, cells, cells_z], None).unwrap();
         let (basis, _) = analyse(
@@ -102,9 +103,16 @@ fn fracture_event(c: &mut Criterion) {
                             body.clone()
                         },
                         |mut body| {
-                            let outcome = body.impact(&strike, &Impactor::steel_ball(), &settings);
+                            let outcome = body.impact(
+                                &strike,
+                                &Impactor::steel_ball(),
+                                &settings,
+                                &threads,
+                                &mut Counters::default(),
+                            );
                             // An event that cracks nothing leaves the body as it was.
-                            let pieces = (!outcome.cracks.is_empty()).then(|| body.fragments());
+                            let pieces =
+                                (!outcome.cracks.is_empty()).then(|| body.fragments(&threads));
                             (outcome, pieces)
                         },
                         BatchSize::LargeInput,

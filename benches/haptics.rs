@@ -20,7 +20,8 @@ fn sub_world(cubes: usize) -> (SubWorld, tessera::world::BodyId) {
     let mut scene = Scene::load(&path).unwrap();
     scene.set_array_count(cubes).unwrap();
     let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {}).unwrap();
-    let mut world = World::from_scene(&scene, &assets, 0).unwrap();
+    let threads = rayon::ThreadPoolBuilder::new().build().unwrap();
+    let world = World::from_scene(&scene, &assets, 0, &threads).unwrap();
     let proxy = world.find("pusher").unwrap();
     let mut update = SubWorldUpdate::default();
     world.extract_sub_world(
@@ -32,6 +33,7 @@ fn sub_world(cubes: usize) -> (SubWorld, tessera::world::BodyId) {
             boundary_side_m: 0.0,
             everything: true,
         },
+        &[],
         &[],
         &mut update,
     );

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 use tessera::config::{MaterialLibrary, Scene};
 use tessera::modal::{default_cache_dir, ModalCache};
-use tessera::world::{SceneAssets, World};
+use tessera::world::{Counters, SceneAssets, StepInputs, World};
 
 fn scene(name: &str) -> Scene {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/scenes/{name}.toml"));
@@ -26,6 +26,7 @@ fn scene(name: &str) -> Scene {
 fn world_steps(c: &mut Criterion) {
     let bench_mode = std::env::args().any(|a| a == "--bench");
     let library = MaterialLibrary::builtin();
+    let threads = rayon::ThreadPoolBuilder::new().build().unwrap();
     let cache = ModalCache::new(default_cache_dir());
     let mut group = c.benchmark_group("world-run");
     group
@@ -46,10 +47,10 @@ fn world_steps(c: &mut Criterion) {
             &count,
             |b, _| {
                 b.iter_batched(
-                    || World::from_scene(&basin, &assets, 0).unwrap(),
+                    || World::from_scene(&basin, &assets, 0, &threads).unwrap(),
                     |mut world| {
                         for _ in 0..steps {
-                            world.step();
+                            world.step(&StepInputs::default(), &threads, &mut Counters::default());
                         }
                         world
                     },
@@ -63,10 +64,10 @@ fn world_steps(c: &mut Criterion) {
         let assets = SceneAssets::load(&bricks, &library, Some(&cache), &|_| {}).unwrap();
         group.bench_function("bricks-200-steps", |b| {
             b.iter_batched(
-                || World::from_scene(&bricks, &assets, 0).unwrap(),
+                || World::from_scene(&bricks, &assets, 0, &threads).unwrap(),
                 |mut world| {
                     for _ in 0..200 {
-                        world.step();
+                        world.step(&StepInputs::default(), &threads, &mut Counters::default());
                     }
                     world
                 },

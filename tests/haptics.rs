@@ -14,7 +14,10 @@ use tessera::haptics::{
     Summary, VirtualCoupling, Wrench,
 };
 use tessera::session::{Recorder, SessionReader};
-use tessera::world::{SceneAssets, World};
+use tessera::world::{Counters, SceneAssets, StepInputs, World};
+
+mod common;
+use common::threads;
 
 fn scene_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/scenes/{name}.toml"))
@@ -24,7 +27,7 @@ fn scene_path(name: &str) -> PathBuf {
 fn world_of(scene: &Scene) -> World {
     let assets =
         SceneAssets::load(scene, &MaterialLibrary::builtin(), None, &|_| {}).expect("scene builds");
-    World::from_scene(scene, &assets, 0).expect("world builds")
+    World::from_scene(scene, &assets, 0, threads()).expect("world builds")
 }
 
 /// Runs a session of `scene` with the simulated arm and `hand`.
@@ -37,6 +40,7 @@ fn run(scene: Scene, hand: &str, options: ServerOptions, record: Option<&Path>) 
     let recorder = record.map(|p| Recorder::create(p, serde_json::json!({})).expect("log"));
     let summary = serve(ServeInputs {
         world,
+        threads: rayon::ThreadPoolBuilder::new().build().unwrap(),
         haptic: scene.haptic.clone().expect("scene has [haptic]"),
         scene_name: scene.path.display().to_string(),
         device: Box::new(arm),
@@ -389,7 +393,7 @@ fn a_stack_in_the_sub_world_stays_at_rest_like_the_global_world() {
     let ball = alone.find("ball").expect("ball");
     alone.set_time_step(1e-3);
     for _ in 0..2000 {
-        alone.step();
+        alone.step(&StepInputs::default(), threads(), &mut Counters::default());
     }
     let alone_z = alone.pose(ball).unwrap().translation.z;
     // The sub-world holds the ball and the top layer; the two layers below
@@ -454,7 +458,7 @@ fn the_sub_world_takes_the_nearest_bodies_a_few_at_a_time() {
     use tessera::world::{Extraction, SubWorldUpdate};
     let mut scene = shipped("cube-push");
     scene.set_array_count(200).expect("count");
-    let mut world = world_of(&scene);
+    let world = world_of(&scene);
     let proxy = world.find("pusher").expect("pusher");
     let extraction = Extraction {
         proxy,
@@ -472,9 +476,11 @@ fn the_sub_world_takes_the_nearest_bodies_a_few_at_a_time() {
             .collect()
     };
     let mut update = SubWorldUpdate::default();
+    let mut previous = Vec::new();
     let mut before = 0;
     for sync in 0..5 {
-        world.extract_sub_world(&extraction, &[], &mut update);
+        world.extract_sub_world(&extraction, &[], &previous, &mut update);
+        previous.clone_from(&update.members);
         let members = dynamic(&world, &update.members);
         let added = update
             .added
@@ -661,6 +667,7 @@ fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
     let recorder = Recorder::create(&log, serde_json::json!({})).unwrap();
     let summary = serve(ServeInputs {
         world: world_of(&scene),
+        threads: rayon::ThreadPoolBuilder::new().build().unwrap(),
         haptic: scene.haptic.clone().unwrap(),
         scene_name: "cube-push".into(),
         device: Box::new(device),

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::material;
+use common::{material, threads};
 use nalgebra::{Point3, Vector3};
 use tessera::config::Material;
 use tessera::fracture::*;
@@ -31,17 +31,29 @@ fn strike(impulse: f64) -> Vec<ContactPoint> {
 fn below_the_rankine_threshold_nothing_breaks_above_it_a_crack_starts() {
     let settings = FractureSettings::default();
     let mut soft = body(tile(), material("ceramic-tile"), 40, 1);
-    let gentle = soft.impact(&strike(0.1), &Impactor::steel_ball(), &settings);
+    let gentle = soft.impact(
+        &strike(0.1),
+        &Impactor::steel_ball(),
+        &settings,
+        threads(),
+        &mut Counters::default(),
+    );
     assert!(gentle.peak_stress_pa < material("ceramic-tile").rankine_threshold_pa);
     assert!(gentle.cracks.is_empty());
     assert_eq!(soft.state().damaged_count(), 0);
-    assert_eq!(soft.fragments().len(), 1);
+    assert_eq!(soft.fragments(threads()).len(), 1);
 
     let mut hit = body(tile(), material("ceramic-tile"), 40, 1);
-    let hard = hit.impact(&strike(2.0), &Impactor::steel_ball(), &settings);
+    let hard = hit.impact(
+        &strike(2.0),
+        &Impactor::steel_ball(),
+        &settings,
+        threads(),
+        &mut Counters::default(),
+    );
     assert!(hard.peak_stress_pa > material("ceramic-tile").rankine_threshold_pa);
     assert!(!hard.cracks.is_empty());
-    let pieces = hit.fragments();
+    let pieces = hit.fragments(threads());
     let total: f64 = pieces.iter().map(|f| f.volume_m3).sum();
     assert!((total - hit.mesh().volume()).abs() < 1e-9 * hit.mesh().volume());
 }
@@ -58,7 +70,13 @@ fn stiffer_faster_impactor_gives_shorter_contact_and_higher_stress() {
         };
         let mut contacts = strike(0.15);
         contacts[0].relative_speed_m_s = speed;
-        let outcome = b.impact(&contacts, &impactor, &settings);
+        let outcome = b.impact(
+            &contacts,
+            &impactor,
+            &settings,
+            threads(),
+            &mut Counters::default(),
+        );
         results.push((outcome.contact_duration_s, outcome.peak_stress_pa));
     }
     // Same impulse: a shorter contact concentrates the force in time.
@@ -100,7 +118,7 @@ fn bar_in_uniaxial_tension_cracks_normal_to_its_axis() {
         energy_length_m: 1.0,
         ..Default::default()
     };
-    let outcome = b.static_load(&loads, &settings);
+    let outcome = b.static_load(&loads, &settings, threads(), &mut Counters::default());
     assert!(outcome.peak_stress_pa > 0.0);
     // 10 kN over 4 cm² is 25 MPa < R_c = 50 MPa: lower the threshold.
     assert!(outcome.cracks.is_empty(), "below R_c nothing breaks");
@@ -115,7 +133,7 @@ fn bar_in_uniaxial_tension_cracks_normal_to_its_axis() {
         max_cracks_per_sample: 1,
         ..settings
     };
-    let outcome = b.static_load(&loads, &single);
+    let outcome = b.static_load(&loads, &single, threads(), &mut Counters::default());
     assert_eq!(outcome.cracks.len(), 1);
     let normal = Vector3::from(outcome.cracks[0].normal);
     assert!(
@@ -123,7 +141,7 @@ fn bar_in_uniaxial_tension_cracks_normal_to_its_axis() {
         "crack normal {normal:?} is not along the bar"
     );
     assert_eq!(outcome.cracks[0].stop, CrackStop::Boundary);
-    let pieces = b.fragments();
+    let pieces = b.fragments(threads());
     assert_eq!(pieces.len(), 2, "the crack runs through the bar");
     // Without noise the cut is a plane through the start element's centre,
     // tilted by less than acos(0.95): the pieces are the bar's two ends.
@@ -157,9 +175,15 @@ fn over_seeds(material: &Material, impulse: f64) -> (f64, usize) {
             seed,
             ..Default::default()
         };
-        let outcome = b.impact(&strike(impulse), &Impactor::steel_ball(), &settings);
+        let outcome = b.impact(
+            &strike(impulse),
+            &Impactor::steel_ball(),
+            &settings,
+            threads(),
+            &mut Counters::default(),
+        );
         area += outcome.cracks.iter().map(|c| c.area_m2).sum::<f64>();
-        fragments += b.fragments().len();
+        fragments += b.fragments(threads()).len();
     }
     (area, fragments)
 }
@@ -203,6 +227,8 @@ fn same_seed_and_input_give_identical_fragments() {
                 seed: 9,
                 ..Default::default()
             },
+            threads(),
+            &mut Counters::default(),
         );
         // The event updates the fragments once, after its last crack: the
         // intact body's identifier 0 and the ones the event reports.
@@ -212,7 +238,7 @@ fn same_seed_and_input_give_identical_fragments() {
         let mut reported = outcome.new_fragments.clone();
         reported.insert(0, 0);
         assert_eq!(node_ids, reported);
-        b.fragments()
+        b.fragments(threads())
             .iter()
             .map(|f| (f.id, f.volume_m3.to_bits(), f.triangles.len()))
             .collect::<Vec<_>>()
@@ -260,7 +286,7 @@ proptest::proptest! {
             point_m: b.mesh().nodes()[node],
             force_n: direction.normalize() * force_n,
         };
-        let outcome = b.static_load(&[load], &FractureSettings::default());
+        let outcome = b.static_load(&[load], &FractureSettings::default(), threads(), &mut Counters::default());
         let (basis, mesh) = (b.basis(), b.mesh());
         let z: Vec<f64> = (0..basis.mode_count())
             .map(|j| {
@@ -290,9 +316,15 @@ fn without_the_exact_peak_the_same_cracks_start() {
                 exact_peak_stress,
                 ..Default::default()
             };
-            let outcome = b.impact(&strike(impulse), &Impactor::steel_ball(), &settings);
+            let outcome = b.impact(
+                &strike(impulse),
+                &Impactor::steel_ball(),
+                &settings,
+                threads(),
+                &mut Counters::default(),
+            );
             let pieces: Vec<_> = b
-                .fragments()
+                .fragments(threads())
                 .iter()
                 .map(|f| (f.id, f.volume_m3.to_bits()))
                 .collect();
@@ -324,8 +356,10 @@ fn a_fragment_breaks_again_only_within_its_own_tets() {
         &strike(2.0),
         &Impactor::steel_ball(),
         &FractureSettings::default(),
+        threads(),
+        &mut Counters::default(),
     );
-    let pieces = b.fragments();
+    let pieces = b.fragments(threads());
     let largest = largest(&pieces);
     let mut piece = b.fragment_body(largest);
     let before = piece.state().clone();
@@ -340,6 +374,8 @@ fn a_fragment_breaks_again_only_within_its_own_tets() {
         }],
         &Impactor::steel_ball(),
         &FractureSettings::default(),
+        threads(),
+        &mut Counters::default(),
     );
     assert!(!outcome.cracks.is_empty(), "the piece did not break again");
     for t in 0..piece.mesh().tet_count() {
@@ -350,7 +386,7 @@ fn a_fragment_breaks_again_only_within_its_own_tets() {
     // Not 1e-9: a tet that already held a gap at the split and in which
     // the new crack separates the piece's two nodes gives part of the
     // piece to that gap (see `Region::gap_tets`).
-    let sub: f64 = piece.fragments().iter().map(|f| f.volume_m3).sum();
+    let sub: f64 = piece.fragments(threads()).iter().map(|f| f.volume_m3).sum();
     assert!(
         (sub - largest.volume_m3).abs() < 1e-3 * largest.volume_m3,
         "{sub} vs {}",
@@ -367,8 +403,10 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
         &strike(2.0),
         &Impactor::steel_ball(),
         &FractureSettings::default(),
+        threads(),
+        &mut Counters::default(),
     );
-    let pieces = b.fragments();
+    let pieces = b.fragments(threads());
     let largest = largest(&pieces);
     assert!(b.own_basis_job(largest, 7, usize::MAX).is_none());
     let job = b.own_basis_job(largest, 7, 100).expect("large piece");
@@ -390,7 +428,7 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
     assert_ne!(basis.eigenvalues[0], b.basis().eigenvalues[0]);
     // The piece as a body of its own breaks like any body.
     let own = BreakableBody::new(result.mesh, material, basis, 8).unwrap();
-    assert_eq!(own.fragments().len(), 1);
+    assert_eq!(own.fragments(threads()).len(), 1);
 }
 
 fn largest(pieces: &[Fragment]) -> &Fragment {

@@ -4,7 +4,10 @@ use nalgebra::Vector3;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use tessera::config::{MaterialLibrary, Scene};
-use tessera::world::{drop_run, place_above, SceneAssets, World};
+use tessera::world::{drop_run, place_above, Counters, SceneAssets, StepInputs, World};
+
+mod common;
+use common::threads;
 
 fn scene_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/scenes/{name}.toml"))
@@ -143,7 +146,7 @@ fn array_fills_rows_then_layers_and_takes_a_count() {
 fn a_falling_ball_lands_and_momentum_follows_gravity() {
     let scene = parse(BALL_ON_BOX).unwrap();
     let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {}).unwrap();
-    let mut world = World::from_scene(&scene, &assets, 0).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
     let ball = world.find("ball").unwrap();
     let mass = world.motion(ball).unwrap().mass_kg;
     let expected = 7850.0 * 4.0 / 3.0 * std::f64::consts::PI * 0.01f64.powi(3);
@@ -152,7 +155,7 @@ fn a_falling_ball_lands_and_momentum_follows_gravity() {
         "{mass} vs {expected}"
     );
     for _ in 0..100 {
-        world.step();
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
     }
     // Free fall for 0.1 s: p = m g t.
     let p = world.motion(ball).unwrap().momentum_n_s;
@@ -161,7 +164,7 @@ fn a_falling_ball_lands_and_momentum_follows_gravity() {
         "{p:?}"
     );
     for _ in 0..900 {
-        world.step();
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
     }
     let at_rest = world.pose(ball).unwrap().translation.z;
     // The ground's top is at z = 0.05 (a 10 cm box centred at the origin).
@@ -171,20 +174,29 @@ fn a_falling_ball_lands_and_momentum_follows_gravity() {
 #[test]
 fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
     let (scene, assets) = load("tile-on-supports");
-    let rest = drop_run(&scene, &assets, 0.0, 1, None).unwrap();
+    let rest = drop_run(
+        &scene,
+        &assets,
+        0.0,
+        1,
+        None,
+        threads(),
+        &mut Counters::default(),
+    )
+    .unwrap();
     assert!(
         !rest.broke && rest.fragments == 1 && rest.crack_area_m2 == 0.0,
         "{rest:?}"
     );
 
-    let mut world = World::from_scene(&scene, &assets, 1).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
     let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
     let tile_mass = world.motion(tile).unwrap().mass_kg;
     assert!((tile_mass - 1738.0 * 0.15 * 0.15 * 0.006).abs() < 1e-9 * tile_mass);
     place_above(&mut world, ball, tile, 4.0);
     let mut event = None;
     for _ in 0..1200 {
-        world.step();
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
         if let Some(e) = world.events().iter().find(|e| !e.fragments.is_empty()) {
             event = Some(e.clone());
             break;
@@ -232,9 +244,9 @@ fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
 fn same_scene_and_seed_give_identical_states() {
     let (scene, assets) = load("bricks");
     let run = |seed| {
-        let mut world = World::from_scene(&scene, &assets, seed).unwrap();
+        let mut world = World::from_scene(&scene, &assets, seed, threads()).unwrap();
         for _ in 0..40 {
-            world.step();
+            world.step(&StepInputs::default(), threads(), &mut Counters::default());
         }
         (world.state_hash(), world.body_count(), world.events().len())
     };
@@ -246,9 +258,9 @@ fn same_scene_and_seed_give_identical_states() {
 #[test]
 fn fragments_break_again() {
     let (scene, assets) = load("bricks");
-    let mut world = World::from_scene(&scene, &assets, 0).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
     for _ in 0..150 {
-        world.step();
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
     }
     let again = world
         .events()
@@ -271,7 +283,7 @@ fn fragments_break_again() {
 #[test]
 fn a_pile_of_fifty_cubes_stands_for_ten_seconds() {
     let (scene, assets) = load("cube-pile");
-    let mut world = World::from_scene(&scene, &assets, 0).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
     let start: Vec<_> = world
         .bodies()
         .filter(|(_, b)| b.name.starts_with("cube#"))
@@ -280,7 +292,7 @@ fn a_pile_of_fifty_cubes_stands_for_ten_seconds() {
     assert_eq!(start.len(), 50);
     assert_eq!(scene.world.time_step_s, 1e-3);
     for _ in 0..10_000 {
-        world.step();
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
     }
     for (id, p0) in start {
         let p = world.pose(id).unwrap();

@@ -8,7 +8,9 @@ use nalgebra::{Point3, Vector3};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
-use tessera::fracture::{BreakableBody, ContactPoint, FractureSettings, Impactor, StaticLoad};
+use tessera::fracture::{
+    BreakableBody, ContactPoint, Counters, FractureSettings, Impactor, StaticLoad,
+};
 use tessera::mesh::{write_obj, write_vtk, CellField, MeshSpec, NodeField};
 use tessera::modal::{analyse, default_cache_dir, ModalCache};
 
@@ -178,16 +180,24 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             args.body.mesh, args.body.material
         )
     })?;
+    let threads = rayon::ThreadPoolBuilder::new().build()?;
+    let mut counters = Counters::default();
     let start = Instant::now();
     let mut outcomes = Vec::new();
     if !contacts.is_empty() {
-        outcomes.push(body.impact(&contacts, &impactor, &fracture_settings));
+        outcomes.push(body.impact(
+            &contacts,
+            &impactor,
+            &fracture_settings,
+            &threads,
+            &mut counters,
+        ));
     }
     if !loads.is_empty() {
-        outcomes.push(body.static_load(&loads, &fracture_settings));
+        outcomes.push(body.static_load(&loads, &fracture_settings, &threads, &mut counters));
     }
     let t = Instant::now();
-    let fragments = body.fragments();
+    let fragments = body.fragments(&threads);
     let meshing = t.elapsed().as_secs_f64() * 1e3;
     let total = start.elapsed().as_secs_f64() * 1e3;
     let cracks: Vec<_> = outcomes
@@ -230,8 +240,8 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         )?;
     }
     let milliseconds = Milliseconds {
-        initiation: outcomes.iter().map(|o| o.milliseconds.initiation).sum(),
-        propagation: outcomes.iter().map(|o| o.milliseconds.propagation).sum(),
+        initiation: counters.initiation_s * 1e3,
+        propagation: counters.propagation_s * 1e3,
         meshing,
         total,
     };

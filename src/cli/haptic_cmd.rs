@@ -359,7 +359,8 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
             scene.path.display()
         );
     };
-    let world = World::from_scene(&scene, &assets, config.seed)?;
+    let (threads, _) = tessera::haptics::realtime::simulation_threads(false)?;
+    let world = World::from_scene(&scene, &assets, config.seed, &threads)?;
     let opened = open_device(config, run, stop)?;
     let hand = match &config.hand_script {
         Some(text) => Some(HandScript::parse(text, "hand script")?.trajectory()),
@@ -380,6 +381,7 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
     let quiet = run.quiet;
     let session = ServeInputs {
         world,
+        threads,
         haptic,
         scene_name: scene.path.display().to_string(),
         device: opened.device,

@@ -10,7 +10,8 @@ use tessera::config::{MaterialLibrary, Scene};
 use tessera::haptics::SimulationRealtime;
 use tessera::modal::{default_cache_dir, ModalCache};
 use tessera::world::{
-    drop_run, DropRun, FractureEvent, FrameOutput, SceneAssets, StepReport, World,
+    drop_run, Counters, DropRun, EventTimes, FractureEvent, FrameOutput, SceneAssets, StepInputs,
+    World,
 };
 
 /// A scene file, or the name of a shipped scene (`tile-on-supports`).
@@ -129,7 +130,16 @@ fn parse_heights(text: &str) -> anyhow::Result<Vec<f64>> {
 struct DropReport<'a> {
     scene: String,
     seed: u64,
-    runs: &'a [DropRun],
+    runs: &'a [TimedDrop],
+}
+
+/// A drop and the wall time of its steps.
+#[derive(Serialize)]
+struct TimedDrop {
+    #[serde(flatten)]
+    run: DropRun,
+    step_ms_mean: f64,
+    step_ms_max: f64,
 }
 
 pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
@@ -139,6 +149,7 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
         (None, None) => bail!("give --height or --heights"),
     };
     let (scene, assets) = load_scene(&args.scene, None, cli)?;
+    let (threads, _) = tessera::haptics::realtime::simulation_threads(false)?;
     let bar = indicatif::ProgressBar::new(heights.len() as u64);
     let mut runs = Vec::with_capacity(heights.len());
     for &height in &heights {
@@ -154,13 +165,21 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
             dir,
             every_steps: (0.01 / scene.world.time_step_s).round().max(1.0) as u64,
         });
-        runs.push(drop_run(
+        let mut counters = Counters::default();
+        let run = drop_run(
             &scene,
             &assets,
             height,
             args.seed,
             frames.as_ref(),
-        )?);
+            &threads,
+            &mut counters,
+        )?;
+        runs.push(TimedDrop {
+            run,
+            step_ms_mean: counters.step_total_s * 1e3 / counters.steps.max(1) as f64,
+            step_ms_max: counters.step_max_s * 1e3,
+        });
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -175,7 +194,12 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
     }
     println!("scene {} (seed {})", scene.path.display(), args.seed);
     println!("height_m  broke  at_s     fragments  crack_area_m2  peak_impulse_N·s  step_mean_ms  step_max_ms");
-    for r in &runs {
+    for TimedDrop {
+        run: r,
+        step_ms_mean,
+        step_ms_max,
+    } in &runs
+    {
         println!(
             "{:8.3}  {:5}  {:7}  {:9}  {:13.3e}  {:16.4}  {:12.3}  {:11.3}",
             r.height_m,
@@ -184,8 +208,8 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
             r.fragments,
             r.crack_area_m2,
             r.peak_contact_impulse_n_s,
-            r.milliseconds.step_mean,
-            r.milliseconds.step_max,
+            step_ms_mean,
+            step_ms_max,
         );
     }
     Ok(())
@@ -257,29 +281,30 @@ struct RunReport<'a> {
     /// Wall time of the whole run (s).
     wall_s: f64,
     fracture_events: &'a [FractureEvent],
+    /// Wall time of each fracture event, in the same order.
+    event_times: &'a [EventTimes],
     state_hash: String,
     /// With `--realtime`: what the threads obtained.
     #[serde(skip_serializing_if = "Option::is_none")]
     realtime: Option<SimulationRealtime>,
 }
 
+/// One step's wall time and its phases (ms).
 #[derive(Serialize, Default)]
 struct WorstStep {
     step: usize,
-    #[serde(flatten)]
-    report: StepReport,
+    physics_ms: f64,
+    fracture_ms: f64,
+    cracked: usize,
 }
 
 pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     if !(args.seconds.is_finite() && args.seconds > 0.0) {
         bail!("--seconds must be positive, got {}", args.seconds);
     }
-    // Before anything starts the global worker pool.
-    let realtime = args
-        .realtime
-        .then(tessera::haptics::realtime::request_for_simulation);
+    let (threads, realtime) = tessera::haptics::realtime::simulation_threads(args.realtime)?;
     let (scene, assets) = load_scene(&args.scene, args.count, cli)?;
-    let mut world = World::from_scene(&scene, &assets, args.seed)?;
+    let mut world = World::from_scene(&scene, &assets, args.seed, &threads)?;
     let bodies_start = world.body_count();
     let steps = tessera::limits::simulated_steps(args.seconds, scene.world.time_step_s)
         .with_context(|| format!("--seconds {}", tessera::limits::readable(args.seconds)))?;
@@ -291,12 +316,20 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     let bar = indicatif::ProgressBar::new(steps as u64);
     let mut samples = Vec::with_capacity(steps);
     let mut worst_step = WorstStep::default();
+    let mut counters = Counters::default();
     let start = Instant::now();
     for step in 1..=steps {
-        let report = world.step();
-        let ms = report.physics_ms + report.fracture_ms;
-        if ms > worst_step.report.physics_ms + worst_step.report.fracture_ms {
-            worst_step = WorstStep { step, report };
+        let physics_before_s = counters.physics_s;
+        let cracked = world.step(&StepInputs::default(), &threads, &mut counters);
+        let ms = counters.last_step_s * 1e3;
+        if ms > worst_step.physics_ms + worst_step.fracture_ms {
+            let physics_ms = (counters.physics_s - physics_before_s) * 1e3;
+            worst_step = WorstStep {
+                step,
+                physics_ms,
+                fracture_ms: ms - physics_ms,
+                cracked,
+            };
         }
         samples.push(ms);
         bar.inc(1);
@@ -311,6 +344,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
         worst_step,
         wall_s: start.elapsed().as_secs_f64(),
         fracture_events: world.events(),
+        event_times: &counters.events,
         state_hash: format!("{:016x}", world.state_hash()),
         realtime,
     };
@@ -338,10 +372,10 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     let w = &report.worst_step;
     println!(
         "slowest step {}: physics {:.3} ms, fracture and insertion {:.3} ms, {} body(ies) cracked",
-        w.step, w.report.physics_ms, w.report.fracture_ms, w.report.fracture_events
+        w.step, w.physics_ms, w.fracture_ms, w.cracked
     );
     println!("fracture events: {}", report.fracture_events.len());
-    for e in report.fracture_events {
+    for (e, times) in report.fracture_events.iter().zip(report.event_times) {
         println!(
             "  t = {:.4} s  {} ({:?}): {} crack(s), {:.3e} m², {} fragment(s), {} debris, {:.2} ms",
             e.time_s,
@@ -351,7 +385,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
             e.crack_area_m2,
             e.fragments.len(),
             e.debris,
-            e.fracture_ms + e.insertion_ms
+            (times.check_s + times.insertion_s) * 1e3
         );
     }
     println!("state hash {}", report.state_hash);

@@ -167,9 +167,10 @@ impl BreakableBody {
     }
 
     /// The body's fragments (one, intact, until a crack separates it); for
-    /// a fragment body, the pieces of its region.
-    pub fn fragments(&self) -> Vec<Fragment> {
-        let mut pieces = fragments(&self.mesh, &self.state, self.material.density_kg_m3);
+    /// a fragment body, the pieces of its region. Meshed on `threads`.
+    pub fn fragments(&self, threads: &rayon::ThreadPool) -> Vec<Fragment> {
+        let mut pieces =
+            threads.install(|| fragments(&self.mesh, &self.state, self.material.density_kg_m3));
         if let Some(region) = &self.region {
             // Node pieces are ours when their nodes are; a gap is ours when
             // it lies in a tet cracked since the split.

@@ -141,14 +141,25 @@ pub struct ImpactOutcome {
     /// Fragment identifiers the event's cracks created (the fragments are
     /// updated once, after the last crack).
     pub new_fragments: Vec<u32>,
-    pub milliseconds: PhaseTimes,
 }
 
-/// Wall time per phase (ms).
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct PhaseTimes {
-    pub initiation: f64,
-    pub propagation: f64,
+/// Wall time of the engine's phases, accumulated over calls by the caller
+/// that owns it and kept apart from the physical [`ImpactOutcome`] (as
+/// rapier keeps its `Counters` apart from the simulation state).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Counters {
+    /// Modal response, stress screening and crack starts (s).
+    pub initiation_s: f64,
+    /// Crack propagation, less the crack starts it contains (s).
+    pub propagation_s: f64,
+}
+
+impl Counters {
+    /// Adds `other`'s times to these.
+    pub fn add(&mut self, other: &Counters) {
+        self.initiation_s += other.initiation_s;
+        self.propagation_s += other.propagation_s;
+    }
 }
 
 impl BreakableBody {
@@ -209,12 +220,26 @@ impl BreakableBody {
             .max_by(|&a, &b| modal_amplitude[a].total_cmp(&modal_amplitude[b]))
     }
 
-    /// Applies one impact event: all contacts act together (§3.3.5).
+    /// Applies one impact event: all contacts act together (§3.3.5). The
+    /// parallel phases run on `threads`; phase times are added to
+    /// `counters`.
     pub fn impact(
         &mut self,
         contacts: &[ContactPoint],
         impactor: &Impactor,
         settings: &FractureSettings,
+        threads: &rayon::ThreadPool,
+        counters: &mut Counters,
+    ) -> ImpactOutcome {
+        threads.install(|| self.impact_in_pool(contacts, impactor, settings, counters))
+    }
+
+    fn impact_in_pool(
+        &mut self,
+        contacts: &[ContactPoint],
+        impactor: &Impactor,
+        settings: &FractureSettings,
+        counters: &mut Counters,
     ) -> ImpactOutcome {
         let start = Instant::now();
         let m = self.basis.mode_count();
@@ -283,7 +308,7 @@ impl BreakableBody {
                 z[k * m + j] = states[j].z as f32;
             }
         }
-        let mut outcome = self.fracture_from_modal_states(&z, settings, start);
+        let mut outcome = self.fracture_from_modal_states(&z, settings, start, counters);
         outcome.contact_duration_s = duration;
         outcome.time_step_s = dt;
         outcome
@@ -291,10 +316,22 @@ impl BreakableBody {
 
     /// The quasi-static check for resting contacts (§3.3.7): the static
     /// response `z_j = g_j / λ_j` of the modal basis to the held forces.
+    /// Threads and counters as for [`Self::impact`].
     pub fn static_load(
         &mut self,
         loads: &[StaticLoad],
         settings: &FractureSettings,
+        threads: &rayon::ThreadPool,
+        counters: &mut Counters,
+    ) -> ImpactOutcome {
+        threads.install(|| self.static_load_in_pool(loads, settings, counters))
+    }
+
+    fn static_load_in_pool(
+        &mut self,
+        loads: &[StaticLoad],
+        settings: &FractureSettings,
+        counters: &mut Counters,
     ) -> ImpactOutcome {
         let start = Instant::now();
         let m = self.basis.mode_count();
@@ -309,7 +346,7 @@ impl BreakableBody {
                 z[j] += (magnitude * g[j] / self.basis.eigenvalues[j]) as f32;
             }
         }
-        self.fracture_from_modal_states(&z, settings, start)
+        self.fracture_from_modal_states(&z, settings, start, counters)
     }
 
     /// The Rankine test at every modal state `z` (sample-major, m per
@@ -319,6 +356,7 @@ impl BreakableBody {
         z: &[f32],
         settings: &FractureSettings,
         start: Instant,
+        counters: &mut Counters,
     ) -> ImpactOutcome {
         let m = self.basis.mode_count();
         // Owned handles: the propagation below holds `self` mutably while
@@ -333,10 +371,7 @@ impl BreakableBody {
         let mut screening = screen(stress, z, threshold, settings.exact_peak_stress);
         let state_at = |k: usize| &z[k * m..(k + 1) * m];
         let voigt = |e: usize, k: usize| stress.element_stress(e, state_at(k)).map(f64::from);
-        let mut times = PhaseTimes {
-            initiation: start.elapsed().as_secs_f64() * 1e3,
-            propagation: 0.0,
-        };
+        let mut initiation_s = start.elapsed().as_secs_f64();
         let balance = EnergyBalance {
             toughness_j_m2: self.material.fracture_toughness_j_m2,
             energy_length_m: settings.energy_length_m,
@@ -350,7 +385,7 @@ impl BreakableBody {
         // for are evaluated on the other workers meanwhile (eq. 3.8). The
         // phase's time is its wall time less the crack starts' (initiation).
         let phase = Instant::now();
-        let initiation_before = times.initiation;
+        let initiation_before_s = initiation_s;
         let new_fragments = rayon::scope(|scope| {
             let mut scratch: Option<CrackScratch> = None;
             for (k, hot) in screening.hot.iter_mut().enumerate() {
@@ -388,7 +423,7 @@ impl BreakableBody {
                         self.crack_seed ^ settings.seed as u32,
                     )
                     .with_noise_octaves(self.noise_octaves);
-                    times.initiation += t.elapsed().as_secs_f64() * 1e3;
+                    initiation_s += t.elapsed().as_secs_f64();
                     let scratch = scratch.get_or_insert_with(|| CrackScratch::new(&mesh));
                     let mut ledger = EnergyLedger::default();
                     let crack = propagate_deferred(
@@ -414,8 +449,10 @@ impl BreakableBody {
         for (crack, ledger) in cracks.iter_mut().zip(&ledgers) {
             crack.available_energy_j = ledger.total_j().expect("every density filled in");
         }
-        times.propagation =
-            phase.elapsed().as_secs_f64() * 1e3 - (times.initiation - initiation_before);
+        counters.add(&Counters {
+            initiation_s,
+            propagation_s: phase.elapsed().as_secs_f64() - (initiation_s - initiation_before_s),
+        });
         ImpactOutcome {
             contact_duration_s: 0.0,
             time_step_s: 0.0,
@@ -425,7 +462,6 @@ impl BreakableBody {
                 .min(self.mesh.tet_count()),
             cracks,
             new_fragments,
-            milliseconds: times,
         }
     }
 }

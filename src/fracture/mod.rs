@@ -21,7 +21,7 @@ pub use background::{BasisJob, BasisResult, BasisWorker};
 pub use body::{fragment_mesh, BreakableBody};
 pub use energy::{EnergyLedger, PendingDensities, StrainEnergy};
 pub use fragments::{fragments, Fragment};
-pub use impact::{ContactPoint, FractureSettings, ImpactOutcome, Impactor, PhaseTimes, StaticLoad};
+pub use impact::{ContactPoint, Counters, FractureSettings, ImpactOutcome, Impactor, StaticLoad};
 pub use propagate::{propagate, propagate_deferred, Crack, CrackScratch, CrackStop, EnergyBalance};
 pub use state::FractureState;
 pub use stress::{max_principal_stress, principal_direction};

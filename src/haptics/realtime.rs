@@ -113,34 +113,41 @@ pub struct SimulationRealtime {
     pub errors: Vec<String>,
 }
 
-/// Puts the calling thread and the global rayon pool's workers under
-/// SCHED_FIFO at [`SIMULATION_PRIORITY`], so that a step's parallel
-/// fracture checks are not preempted by ordinary threads (a kernel worker
-/// taking a worker's CPU for a scheduler tick stalls the whole step; see
-/// benches/README.md). Must run before anything uses the global pool.
-pub fn request_for_simulation() -> SimulationRealtime {
+/// The worker pool of the world's fracture checks, a pool of its own
+/// (rayon's global pool is never used). With `realtime`, the calling
+/// (stepping) thread and the pool's workers ask for SCHED_FIFO at
+/// [`SIMULATION_PRIORITY`], so that a step's parallel fracture checks are
+/// not preempted by ordinary threads (a kernel worker taking a worker's
+/// CPU for a scheduler tick stalls the whole step; see benches/README.md),
+/// and what they obtained is returned.
+pub fn simulation_threads(
+    realtime: bool,
+) -> Result<(rayon::ThreadPool, Option<SimulationRealtime>), rayon::ThreadPoolBuildError> {
     let mut errors = Vec::new();
-    if let Err(e) = fifo_calling_thread(SIMULATION_PRIORITY) {
-        errors.push(format!("SCHED_FIFO: {e}"));
+    if realtime {
+        if let Err(e) = fifo_calling_thread(SIMULATION_PRIORITY) {
+            errors.push(format!("SCHED_FIFO: {e}"));
+        }
     }
     let pool = rayon::ThreadPoolBuilder::new()
-        .start_handler(|_| {
-            // Read back below through the workers' policies.
-            let _ = fifo_calling_thread(SIMULATION_PRIORITY);
+        .thread_name(|i| format!("tessera-fracture-{i}"))
+        .start_handler(move |_| {
+            if realtime {
+                // Read back below through the workers' policies.
+                let _ = fifo_calling_thread(SIMULATION_PRIORITY);
+            }
         })
-        .build_global();
-    if let Err(e) = pool {
-        errors.push(format!("worker pool: {e}"));
-    }
+        .build()?;
     let policy_name = || {
         let (policy, priority) = current_policy();
         format!("{policy}/{priority}")
     };
-    SimulationRealtime {
+    let report = realtime.then(|| SimulationRealtime {
         policy: policy_name(),
-        worker_policies: rayon::broadcast(|_| policy_name()),
+        worker_policies: pool.broadcast(|_| policy_name()),
         errors,
-    }
+    });
+    Ok((pool, report))
 }
 
 /// SCHED_FIFO at `priority` for the calling thread.

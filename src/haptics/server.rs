@@ -92,7 +92,7 @@ pub struct FractureSummary {
     pub debris: usize,
     pub crack_area_m2: f64,
     pub impulse_n_s: f64,
-    /// Wall time of the fracture computation (ms).
+    /// Wall time of the fracture check and of the fragments' insertion (ms).
     pub fracture_ms: f64,
 }
 
@@ -159,6 +159,8 @@ pub struct Commanded {
 /// Everything a session needs.
 pub struct ServeInputs {
     pub world: World,
+    /// The worker threads of the world's fracture checks.
+    pub threads: rayon::ThreadPool,
     pub haptic: HapticSpec,
     pub scene_name: String,
     pub device: Box<dyn Device>,
@@ -185,6 +187,7 @@ pub const HAPTIC_RATE_HZ: f64 = 1000.0;
 pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
     let ServeInputs {
         world,
+        threads,
         haptic,
         scene_name,
         device,
@@ -235,7 +238,7 @@ pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
     };
     let gravity = Vector3::from(world.settings().gravity_m_s2);
     let mut sub = SubWorld::new(world.settings(), tick_s);
-    let mut simulation = Simulation::new(world, extraction, tick_s, sync_ratio);
+    let mut simulation = Simulation::new(world, extraction, tick_s, sync_ratio, threads);
     simulation.recorder = recorder.clone();
     let exchange = Exchange::new(2);
     let mut first = exchange.free_down();
@@ -349,7 +352,8 @@ pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
     let fractures = world
         .events()
         .iter()
-        .map(|e| FractureSummary {
+        .zip(&simulation.counters.events)
+        .map(|(e, times)| FractureSummary {
             time_s: e.time_s,
             body: e.name.clone(),
             kind: e.kind,
@@ -357,7 +361,7 @@ pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
             debris: e.debris,
             crack_area_m2: e.crack_area_m2,
             impulse_n_s: e.impulse_n_s,
-            fracture_ms: e.fracture_ms,
+            fracture_ms: (times.check_s + times.insertion_s) * 1e3,
         })
         .collect();
     let ticks_run = haptic_loop.stats.ticks.max(1);
@@ -373,8 +377,9 @@ pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
         syncs: SyncStats {
             total: haptic_loop.syncs,
             late: haptic_loop.late_syncs,
-            global_step_ms_mean: simulation.step_ms_sum / simulation.steps.max(1) as f64,
-            global_step_ms_max: simulation.step_ms_max,
+            global_step_ms_mean: simulation.counters.step_total_s * 1e3
+                / simulation.counters.steps.max(1) as f64,
+            global_step_ms_max: simulation.counters.step_max_s * 1e3,
         },
         fractures,
         log: None,

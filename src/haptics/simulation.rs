@@ -4,8 +4,8 @@
 
 use super::sync::{Exchange, SyncDown, SyncUp};
 use crate::session::{Event, RecorderHandle};
-use crate::world::{Extraction, FractureEvent, World};
-use std::time::{Duration, Instant};
+use crate::world::{BodyId, Counters, Extraction, FractureEvent, StepInputs, World};
+use std::time::Duration;
 
 /// The global world and what the simulation thread keeps about it.
 pub struct Simulation {
@@ -15,9 +15,12 @@ pub struct Simulation {
     pub tick_s: f64,
     pub sync_ratio: u32,
     last_tick: u64,
-    pub step_ms_sum: f64,
-    pub step_ms_max: f64,
-    pub steps: u64,
+    /// The sub-world's members (ascending), chosen at the last sync.
+    members: Vec<BodyId>,
+    /// The threads of the world's fracture checks.
+    threads: rayon::ThreadPool,
+    /// Wall time of the global steps.
+    pub counters: Counters,
     /// ∫ kinetic energy dt of every dynamic body but the proxy (J·s).
     pub kinetic_energy_integral_j_s: f64,
     pub recorder: Option<RecorderHandle>,
@@ -27,16 +30,23 @@ pub struct Simulation {
 const MAX_CATCH_UP: u64 = 5;
 
 impl Simulation {
-    pub fn new(world: World, extraction: Extraction, tick_s: f64, sync_ratio: u32) -> Self {
+    /// The simulation of `world`, its fracture checks running on `threads`.
+    pub fn new(
+        world: World,
+        extraction: Extraction,
+        tick_s: f64,
+        sync_ratio: u32,
+        threads: rayon::ThreadPool,
+    ) -> Self {
         Self {
             world,
             extraction,
             tick_s,
             sync_ratio,
             last_tick: 0,
-            step_ms_sum: 0.0,
-            step_ms_max: 0.0,
-            steps: 0,
+            members: Vec::new(),
+            threads,
+            counters: Counters::default(),
             kinetic_energy_integral_j_s: 0.0,
             recorder: None,
         }
@@ -47,7 +57,8 @@ impl Simulation {
         self.world
             .set_time_step(self.tick_s * f64::from(self.sync_ratio));
         self.world
-            .extract_sub_world(&self.extraction, &[], &mut down.update);
+            .extract_sub_world(&self.extraction, &[], &[], &mut down.update);
+        self.members.clone_from(&down.update.members);
         down.tick = 0;
         down.fractures = 0;
     }
@@ -66,12 +77,11 @@ impl Simulation {
         self.kinetic_energy_integral_j_s +=
             self.world.kinetic_energy_j(Some(self.extraction.proxy)) * ticks as f64 * self.tick_s;
         let events_before = self.world.events().len();
-        let t = Instant::now();
-        self.world.step();
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        self.step_ms_sum += ms;
-        self.step_ms_max = self.step_ms_max.max(ms);
-        self.steps += 1;
+        let inputs = StepInputs {
+            external_contacts: &up.report.contacts,
+            sub_world_members: &self.members,
+        };
+        self.world.step(&inputs, &self.threads, &mut self.counters);
         let new_events = &self.world.events()[events_before..];
         if let Some(recorder) = &self.recorder {
             for event in new_events {
@@ -80,8 +90,13 @@ impl Simulation {
         }
         down.fractures = new_events.len() as u32;
         down.tick = up.tick;
-        self.world
-            .extract_sub_world(&self.extraction, &up.report.edges, &mut down.update);
+        self.world.extract_sub_world(
+            &self.extraction,
+            &up.report.edges,
+            &self.members,
+            &mut down.update,
+        );
+        self.members.clone_from(&down.update.members);
     }
 
     /// Serves syncs until the exchange is stopped.

@@ -4,7 +4,7 @@
 use super::contacts::{BodyContact, Kinematics};
 use super::shapes::{contact_radius_m, fragment_shape, Surface};
 use super::units::{glam, vector};
-use super::{BodyId, Breakable, World, WorldBody};
+use super::{BodyId, Breakable, Counters, EventTimes, StepInputs, World, WorldBody};
 use crate::fracture::{ContactPoint, Fragment, ImpactOutcome, Impactor, StaticLoad};
 use nalgebra::Vector3;
 use rapier3d::dynamics::MassProperties;
@@ -59,20 +59,15 @@ pub struct FractureEvent {
     pub contact_impulse_n_s: [f64; 3],
     pub momentum_after_n_s: [f64; 3],
     pub fragments_momentum_n_s: [f64; 3],
-    /// Fracture engine time (initiation, propagation and fragment meshing)
-    /// and fragment insertion time (ms).
-    pub fracture_ms: f64,
-    pub insertion_ms: f64,
 }
 
-/// One body's fracture check: planned from the step's contacts, run in
-/// parallel with the others, then finished.
-struct Check {
+/// One body's fracture check, planned from the step's contacts.
+struct CheckPlan {
     id: BodyId,
     kind: FractureKind,
     /// The body's contacts: a range of the step's sorted contacts.
     contacts: std::ops::Range<usize>,
-    /// The contacts the check used (impacts, or all held loads) and the
+    /// The contacts the check uses (impacts, or all held loads) and the
     /// sum of their normal impulses (N·s).
     used_contacts: usize,
     used_impulse_n_s: f64,
@@ -80,77 +75,105 @@ struct Check {
     loads: Vec<StaticLoad>,
     impactor: Impactor,
     held_force_n: f64,
-    /// The body's fracture side, taken out of the world while it runs.
-    body: Option<Breakable>,
-    outcome: Option<ImpactOutcome>,
+}
+
+/// What a check found, computed in parallel with the others.
+struct CheckResult {
+    outcome: ImpactOutcome,
     /// The body's fragments after a check that cracked it, meshed in the
-    /// parallel phase with the check.
+    /// parallel phase with the check; empty otherwise.
     pieces: Vec<Fragment>,
-    fracture_ms: f64,
+    engine: crate::fracture::Counters,
+    check_s: f64,
 }
 
 impl World {
-    /// Runs the fracture checks the last step's contacts call for; returns
-    /// how many bodies cracked.
-    pub(super) fn fracture_step(&mut self) -> usize {
+    /// Runs the fracture checks the last step's contacts (and `inputs`'
+    /// external contacts) call for; returns how many bodies cracked. Runs
+    /// inside `threads`.
+    pub(super) fn fracture_step(
+        &mut self,
+        inputs: &StepInputs,
+        threads: &rayon::ThreadPool,
+        counters: &mut Counters,
+    ) -> usize {
         let mut contacts = std::mem::take(&mut self.contacts);
         contacts.clear();
         let breakable = |id: BodyId| self.body(id).is_some_and(|b| b.breakable.is_some());
         let outside_sub_world =
-            |id: BodyId| breakable(id) && self.sub_world_members.binary_search(&id).is_err();
+            |id: BodyId| breakable(id) && inputs.sub_world_members.binary_search(&id).is_err();
         self.gather_contacts(&outside_sub_world, &mut contacts);
-        contacts.extend(self.external_contacts.iter().filter(|c| breakable(c.body)));
+        contacts.extend(
+            inputs
+                .external_contacts
+                .iter()
+                .filter(|c| breakable(c.body)),
+        );
         // Per body in id order: deterministic whatever the pair order.
         contacts.sort_by_key(|c| c.body);
         // Plan every body's check, run them in parallel (each touches only
-        // its own fracture state), then replace broken bodies in id order.
-        let mut checks = Vec::new();
+        // its own fracture state, taken out of the world meanwhile), then
+        // replace broken bodies in id order.
+        let mut planned: Vec<(CheckPlan, Breakable)> = Vec::new();
         let mut start = 0;
         for group in contacts.chunk_by(|a, b| a.body == b.body) {
-            checks.extend(self.plan_check(group, start));
+            if let Some(plan) = self.plan_check(group, start) {
+                let taken = self.bodies[plan.id.0 as usize]
+                    .as_mut()
+                    .and_then(|b| b.breakable.take());
+                planned.extend(taken.map(|body| (plan, body)));
+            }
             start += group.len();
         }
-        for check in &mut checks {
-            check.body = self.bodies[check.id.0 as usize]
-                .as_mut()
-                .and_then(|b| b.breakable.take());
-        }
         let settings = self.fracture_settings;
-        checks.par_iter_mut().for_each(|check| {
-            let start = Instant::now();
-            let body = &mut check
-                .body
-                .as_mut()
-                .expect("planned bodies are breakable")
-                .body;
-            let outcome = match check.kind {
-                FractureKind::Impact => body.impact(&check.points, &check.impactor, &settings),
-                FractureKind::Static => body.static_load(&check.loads, &settings),
-            };
-            if !outcome.cracks.is_empty() {
-                check.pieces = body.fragments();
-            }
-            check.outcome = Some(outcome);
-            check.fracture_ms = start.elapsed().as_secs_f64() * 1e3;
-        });
+        let results: Vec<CheckResult> = planned
+            .par_iter_mut()
+            .map(|(plan, breakable)| {
+                let start = Instant::now();
+                let mut engine = crate::fracture::Counters::default();
+                let body = &mut breakable.body;
+                let outcome = match plan.kind {
+                    FractureKind::Impact => body.impact(
+                        &plan.points,
+                        &plan.impactor,
+                        &settings,
+                        threads,
+                        &mut engine,
+                    ),
+                    FractureKind::Static => {
+                        body.static_load(&plan.loads, &settings, threads, &mut engine)
+                    }
+                };
+                let pieces = if outcome.cracks.is_empty() {
+                    Vec::new()
+                } else {
+                    body.fragments(threads)
+                };
+                CheckResult {
+                    outcome,
+                    pieces,
+                    engine,
+                    check_s: start.elapsed().as_secs_f64(),
+                }
+            })
+            .collect();
         let mut cracked = 0;
-        for mut check in checks {
-            let mut breakable = check.body.take().expect("taken above");
-            if check.kind == FractureKind::Static {
+        for ((plan, mut breakable), result) in planned.into_iter().zip(results) {
+            if plan.kind == FractureKind::Static {
                 breakable.last_static_check_s = self.time_s;
-                breakable.last_static_force_n = check.held_force_n;
+                breakable.last_static_force_n = plan.held_force_n;
             }
-            let id = check.id;
-            if let Some(body) = self.bodies[id.0 as usize].as_mut() {
+            if let Some(body) = self.bodies[plan.id.0 as usize].as_mut() {
                 body.breakable = Some(breakable);
             }
-            let range = check.contacts.clone();
-            if self.finish_check(&contacts[range], check) {
+            counters.engine.add(&result.engine);
+            let range = plan.contacts.clone();
+            if let Some(times) = self.finish_check(&contacts[range], plan, result) {
+                counters.events.push(times);
                 cracked += 1;
             }
         }
         self.contacts = contacts;
-        self.external_contacts.clear();
         cracked
     }
 
@@ -159,7 +182,7 @@ impl World {
     /// `static_check_interval_s`, and only for a grown load) the
     /// quasi-static check of the held loads; `None` for no check.
     /// `contacts` start at index `offset` of the step's contacts.
-    fn plan_check(&self, contacts: &[BodyContact], offset: usize) -> Option<Check> {
+    fn plan_check(&self, contacts: &[BodyContact], offset: usize) -> Option<CheckPlan> {
         let id = contacts[0].body;
         let impacts: Vec<&BodyContact> = contacts
             .iter()
@@ -189,7 +212,7 @@ impl World {
             FractureKind::Impact => impacts.clone(),
             FractureKind::Static => contacts.iter().collect(),
         };
-        let mut check = Check {
+        let mut check = CheckPlan {
             id,
             kind,
             contacts: offset..offset + contacts.len(),
@@ -199,10 +222,6 @@ impl World {
             loads: Vec::new(),
             impactor: Impactor::steel_ball(),
             held_force_n,
-            body: None,
-            outcome: None,
-            pieces: Vec::new(),
-            fracture_ms: 0.0,
         };
         match kind {
             FractureKind::Impact => {
@@ -235,25 +254,32 @@ impl World {
     }
 
     /// Records the event of a check that cracked its body and replaces the
-    /// body by its pieces if the cracks split it.
-    fn finish_check(&mut self, contacts: &[BodyContact], check: Check) -> bool {
+    /// body by its pieces if the cracks split it; the event's times if it
+    /// cracked.
+    fn finish_check(
+        &mut self,
+        contacts: &[BodyContact],
+        check: CheckPlan,
+        result: CheckResult,
+    ) -> Option<EventTimes> {
         let (id, kind) = (check.id, check.kind);
-        let outcome = check.outcome.expect("every planned check ran");
+        let outcome = result.outcome;
         tracing::debug!(
             body = id.0,
             ?kind,
             contacts = contacts.len(),
             peak_stress_pa = outcome.peak_stress_pa,
             cracks = outcome.cracks.len(),
-            ms = check.fracture_ms,
-            initiation_ms = outcome.milliseconds.initiation,
-            propagation_ms = outcome.milliseconds.propagation,
+            check_s = result.check_s,
             "fracture check"
         );
         if outcome.cracks.is_empty() {
-            return false;
+            return None;
         }
-        let fracture_ms = check.fracture_ms;
+        let mut times = EventTimes {
+            check_s: result.check_s,
+            insertion_s: 0.0,
+        };
         let contact_impulse = contacts
             .iter()
             .map(|c| c.normal * c.impulse_n_s)
@@ -287,14 +313,12 @@ impl World {
             contact_impulse_n_s: contact_impulse.into(),
             momentum_after_n_s: (linvel * parent_mass_kg).into(),
             fragments_momentum_n_s: [0.0; 3],
-            fracture_ms,
-            insertion_ms: 0.0,
         };
-        let pieces = check.pieces;
+        let pieces = result.pieces;
         if pieces.len() > 1 {
             let t = Instant::now();
             self.replace_by_fragments(id, &pieces, &mut event);
-            event.insertion_ms = t.elapsed().as_secs_f64() * 1e3;
+            times.insertion_s = t.elapsed().as_secs_f64();
         }
         tracing::info!(
             body = %event.name,
@@ -304,7 +328,7 @@ impl World {
             "fracture"
         );
         self.events.push(event);
-        true
+        Some(times)
     }
 
     /// The other body of an impact for Hertz's contact duration: its

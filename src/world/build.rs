@@ -147,7 +147,13 @@ impl World {
     /// Builds the world of `scene`; `assets` must come from
     /// [`SceneAssets::load`] of the same scene. `seed` seeds the weak points
     /// and crack noise (each breakable body gets its own stream from it).
-    pub fn from_scene(scene: &Scene, assets: &SceneAssets, seed: u64) -> Result<World, WorldError> {
+    /// Intact bodies' fragments are measured on `threads`.
+    pub fn from_scene(
+        scene: &Scene,
+        assets: &SceneAssets,
+        seed: u64,
+        threads: &rayon::ThreadPool,
+    ) -> Result<World, WorldError> {
         let mut world = World::new(scene.world.clone(), seed);
         let mut breakable_index = 0u64;
         for spec in &scene.bodies {
@@ -180,7 +186,7 @@ impl World {
                     )
                     .map_err(limit_error)?;
                     let whole = template
-                        .fragments()
+                        .fragments(threads)
                         .into_iter()
                         .next()
                         .ok_or_else(|| shape_error("the mesh has no volume".into()))?;

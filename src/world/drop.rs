@@ -2,12 +2,11 @@
 //! height above another, run headless until it has had time to land and
 //! settle.
 
-use super::{write_obj_frame, BodyId, SceneAssets, World, WorldError};
+use super::{write_obj_frame, BodyId, Counters, SceneAssets, StepInputs, World, WorldError};
 use crate::config::{ConfigError, Scene};
 use nalgebra::{Isometry3, Translation3, Vector3};
 use serde::Serialize;
 use std::path::Path;
-use std::time::Instant;
 
 /// One drop.
 #[derive(Debug, Clone, Serialize)]
@@ -25,17 +24,6 @@ pub struct DropRun {
     pub fracture_events: usize,
     pub steps: u64,
     pub simulated_s: f64,
-    pub milliseconds: DropTimes,
-}
-
-/// Wall times of a drop (ms).
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct DropTimes {
-    pub total: f64,
-    pub step_mean: f64,
-    pub step_max: f64,
-    /// Fracture checks and fragment insertion, summed.
-    pub fracture: f64,
 }
 
 /// Frames to write during a drop: one OBJ every `every_steps` steps.
@@ -47,13 +35,16 @@ pub struct FrameOutput<'a> {
 /// Drops the scene's `[drop] body` from `height_m` metres above the top of
 /// its `target` (lowest point of the body to highest point of the target,
 /// straight above the target's centre of mass) and runs for the free-fall
-/// time plus `settle_s`.
+/// time plus `settle_s`. Fracture checks run on `threads`; step times go
+/// to `counters`.
 pub fn drop_run(
     scene: &Scene,
     assets: &SceneAssets,
     height_m: f64,
     seed: u64,
     frames: Option<&FrameOutput>,
+    threads: &rayon::ThreadPool,
+    counters: &mut Counters,
 ) -> Result<DropRun, WorldError> {
     let spec = scene.drop.as_ref().ok_or_else(|| ConfigError::Invalid {
         path: scene.path.clone(),
@@ -70,7 +61,7 @@ pub fn drop_run(
         }
         .into());
     }
-    let mut world = World::from_scene(scene, assets, seed)?;
+    let mut world = World::from_scene(scene, assets, seed, threads)?;
     let body = world
         .find(&spec.body)
         .expect("validated: the drop body exists");
@@ -89,8 +80,6 @@ pub fn drop_run(
                 message: format!("{} m: {e}", crate::limits::readable(height_m)),
             }
         })?;
-    let start = Instant::now();
-    let mut times = DropTimes::default();
     let mut peak_impulse: f64 = 0.0;
     for step in 0..steps {
         if let Some(frames) = frames {
@@ -104,11 +93,7 @@ pub fn drop_run(
                 })?;
             }
         }
-        let report = world.step();
-        let step_ms = report.physics_ms + report.fracture_ms;
-        times.step_mean += step_ms;
-        times.step_max = times.step_max.max(step_ms);
-        times.fracture += report.fracture_ms;
+        world.step(&StepInputs::default(), threads, counters);
         let on_target: f64 = world
             .last_contacts()
             .iter()
@@ -117,8 +102,6 @@ pub fn drop_run(
             .fold(0.0, |a, b| a + b);
         peak_impulse = peak_impulse.max(on_target);
     }
-    times.total = start.elapsed().as_secs_f64() * 1e3;
-    times.step_mean /= steps.max(1) as f64;
     let events: Vec<_> = world
         .events()
         .iter()
@@ -145,7 +128,6 @@ pub fn drop_run(
         fracture_events: events.len(),
         steps,
         simulated_s: world.time_s(),
-        milliseconds: times,
     })
 }
 

@@ -43,8 +43,9 @@ impl World {
 
     /// Imposes the sub-world's results before the next global step: member
     /// poses (reached at the end of the step, moving with the reported
-    /// velocities), the friction impulses on the bodies outside, and the
-    /// contacts on breakable members for the fracture step.
+    /// velocities) and the friction impulses on the bodies outside. Its
+    /// contacts on breakable members go to the step itself
+    /// ([`super::StepInputs`]).
     pub fn apply_sub_world(&mut self, report: &SubWorldReport) {
         for state in &report.states {
             let Some(body) = self.body(state.id) else {
@@ -79,31 +80,32 @@ impl World {
                 rb.add_torque(glam(&(torque / (z * z))), true);
             }
         }
-        self.external_contacts.extend_from_slice(&report.contacts);
     }
 
     /// Chooses the sub-world for the next cycle from the state after the
     /// last global step and writes what the sub-world must change into
-    /// `out`. `edges` are the sub-world's own contact pairs (its poses are
-    /// newer than the twins' here).
+    /// `out`, its new members (ascending) in `out.members`. `previous` are
+    /// the members so far (ascending; empty at the start); `edges` are the
+    /// sub-world's own contact pairs (its poses are newer than the twins'
+    /// here).
     pub fn extract_sub_world(
-        &mut self,
+        &self,
         extraction: &Extraction,
         edges: &[(BodyId, BodyId)],
+        previous: &[BodyId],
         out: &mut SubWorldUpdate,
     ) {
-        let chosen = self.choose_members(extraction, edges);
+        let chosen = self.choose_members(extraction, edges, previous);
         out.added.clear();
         for &id in &chosen {
-            if self.sub_world_members.binary_search(&id).is_err() {
+            if previous.binary_search(&id).is_err() {
                 out.added.extend(self.member_body(id));
             }
         }
-        self.sub_world_members = chosen.into_iter().collect();
         out.members.clear();
-        out.members.extend_from_slice(&self.sub_world_members);
+        out.members.extend(chosen);
         out.global_dt_s = self.settings.time_step_s;
-        self.border_contacts(&self.sub_world_members, &mut out.border);
+        self.border_contacts(&out.members, &mut out.border);
         tracing::debug!(
             members = out.members.len(),
             border = out.border.len(),
@@ -117,12 +119,14 @@ impl World {
     /// but not crossed, up to `max_graph_bodies`) and of the boundary
     /// cube, ranked: the proxy's own contacts first, then by distance from
     /// the proxy. The first `max_bodies` are kept, of which at most
-    /// `max_added_per_sync` may be new; the others stay global (their
-    /// contacts with members are border contacts) and come in later.
+    /// `max_added_per_sync` may be new (not in `previous`); the others stay
+    /// global (their contacts with members are border contacts) and come
+    /// in later.
     fn choose_members(
         &self,
         extraction: &Extraction,
         edges: &[(BodyId, BodyId)],
+        previous: &[BodyId],
     ) -> BTreeSet<BodyId> {
         let mut chosen = BTreeSet::new();
         if extraction.everything {
@@ -189,7 +193,7 @@ impl World {
             if kept == extraction.max_bodies {
                 break;
             }
-            if self.sub_world_members.binary_search(&id).is_err() {
+            if previous.binary_search(&id).is_err() {
                 if added == extraction.max_added_per_sync {
                     continue;
                 }

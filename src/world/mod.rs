@@ -22,7 +22,7 @@ pub mod units;
 pub use breaking::{FractureEvent, FractureKind};
 pub use build::{SceneAssets, WorldError};
 pub use contacts::BodyContact;
-pub use drop::{drop_run, place_above, DropRun, DropTimes, FrameOutput};
+pub use drop::{drop_run, place_above, DropRun, FrameOutput};
 pub use extract::Extraction;
 pub use frames::write_obj_frame;
 pub use shapes::Surface;
@@ -103,14 +103,48 @@ pub struct BodyMotion {
     pub kinetic_energy_j: f64,
 }
 
-/// What one step did.
+/// What a step of the world takes from outside it. The haptic sub-world
+/// (Glondu 2012 §4.3.3.1) computes the contacts of the bodies it holds;
+/// the simulation thread that exchanges with it passes them here, so the
+/// world keeps no state between a sync and its step.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StepInputs<'a> {
+    /// Contacts on breakable bodies computed elsewhere (the sub-world's),
+    /// fed to this step's fracture checks.
+    pub external_contacts: &'a [BodyContact],
+    /// Bodies whose contacts come only from `external_contacts` (the
+    /// sub-world's members), ascending: their contacts in this world are
+    /// their dynamic twins' and do not feed the fracture engine.
+    pub sub_world_members: &'a [BodyId],
+}
+
+/// Wall time of the world's steps, accumulated by the caller that owns it
+/// and kept apart from the physical results (rapier's `Counters`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Counters {
+    pub steps: u64,
+    /// All steps, the longest one and the last one (s).
+    pub step_total_s: f64,
+    pub step_max_s: f64,
+    pub last_step_s: f64,
+    /// rapier's steps (s).
+    pub physics_s: f64,
+    /// Contact gathering, fracture checks and fragment insertion (s).
+    pub fracture_s: f64,
+    /// Fracture checks' engine phases, summed over checks (s; the checks
+    /// of a step run in parallel, so this can exceed `fracture_s`).
+    pub engine: crate::fracture::Counters,
+    /// Per event of [`World::events`] recorded while counting, in order.
+    pub events: Vec<EventTimes>,
+}
+
+/// Wall time of one fracture event (s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct StepReport {
-    /// Wall time of rapier's step (ms).
-    pub physics_ms: f64,
-    /// Wall time of contact gathering, fracture and fragment insertion (ms).
-    pub fracture_ms: f64,
-    pub fracture_events: usize,
+pub struct EventTimes {
+    /// The check's engine phases and fragment meshing.
+    pub check_s: f64,
+    /// Replacing the body by its fragments in the world.
+    pub insertion_s: f64,
 }
 
 /// The global rigid-body world.
@@ -128,12 +162,6 @@ pub struct World {
     /// Scratch, per step: kinematics before the step, by body id.
     before: Vec<Kinematics>,
     contacts: Vec<BodyContact>,
-    /// Contacts on breakable bodies computed elsewhere (the haptic
-    /// sub-world), for the next fracture step.
-    external_contacts: Vec<BodyContact>,
-    /// Bodies the haptic sub-world holds, ascending (their contacts for the
-    /// fracture engine come from it).
-    sub_world_members: Vec<BodyId>,
 }
 
 impl World {
@@ -164,8 +192,6 @@ impl World {
             events: Vec::new(),
             before: Vec::new(),
             contacts: Vec::new(),
-            external_contacts: Vec::new(),
-            sub_world_members: Vec::new(),
         }
     }
 
@@ -270,9 +296,17 @@ impl World {
     }
 
     /// Advances the world by one time step: rapier's step, then contact
-    /// impulses on breakable bodies to the fracture engine, then broken
-    /// bodies replaced by their fragments.
-    pub fn step(&mut self) -> StepReport {
+    /// impulses on breakable bodies (with `inputs`' external contacts) to
+    /// the fracture engine, then broken bodies replaced by their fragments.
+    /// The fracture checks run in parallel on `threads`; wall times go to
+    /// `counters`. Returns how many bodies cracked.
+    pub fn step(
+        &mut self,
+        inputs: &StepInputs,
+        threads: &rayon::ThreadPool,
+        counters: &mut Counters,
+    ) -> usize {
+        let start = Instant::now();
         self.before.clear();
         self.before.resize(self.bodies.len(), Kinematics::default());
         for (i, body) in self.bodies.iter().enumerate() {
@@ -280,18 +314,19 @@ impl World {
                 self.before[i] = Kinematics::of(&self.physics.bodies[body.handle], &self.units);
             }
         }
-        let t = Instant::now();
         self.physics.step();
-        let physics_ms = t.elapsed().as_secs_f64() * 1e3;
+        let physics_s = start.elapsed().as_secs_f64();
         self.time_s += self.settings.time_step_s;
         self.steps += 1;
-        let t = Instant::now();
-        let fracture_events = self.fracture_step();
-        StepReport {
-            physics_ms,
-            fracture_ms: t.elapsed().as_secs_f64() * 1e3,
-            fracture_events,
-        }
+        let cracked = threads.install(|| self.fracture_step(inputs, threads, counters));
+        let step_s = start.elapsed().as_secs_f64();
+        counters.steps += 1;
+        counters.physics_s += physics_s;
+        counters.fracture_s += step_s - physics_s;
+        counters.step_total_s += step_s;
+        counters.step_max_s = counters.step_max_s.max(step_s);
+        counters.last_step_s = step_s;
+        cracked
     }
 
     /// A hash of every live body's id, pose and velocities (bit patterns):

@@ -53,3 +53,13 @@ pub fn assert_closed_outward(
         "{what}: encloses {enclosed}, volume {volume}"
     );
 }
+
+/// The worker threads the tests' fracture checks and worlds run on.
+pub fn threads() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .build()
+            .expect("worker threads start")
+    })
+}
