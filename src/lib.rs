@@ -28,6 +28,9 @@
 //! The methods are documented in `docs/` in the repository, with the
 //! equations they implement.
 
+// Items are public only where the crate exports them (one path per item).
+#![warn(unreachable_pub)]
+
 pub mod assets;
 pub mod config;
 pub mod device;

@@ -27,7 +27,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     // No HID access (no hidraw, a container) is not an error: no devices.
     let (present, hid_error) = match present_devices() {
         Ok(list) => (list, None),
-        Err(e) => (Vec::new(), Some(e)),
+        Err(e) => (Vec::new(), Some(e.to_string())),
     };
     let matches = |vid: u16, pid: u16, page: u16| -> Vec<String> {
         profiles

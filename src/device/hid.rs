@@ -455,8 +455,8 @@ pub struct PresentDevice {
 }
 
 /// Lists HID devices present (empty when HID is not available here).
-pub fn present_devices() -> Result<Vec<PresentDevice>, String> {
-    let api = hidapi::HidApi::new().map_err(|e| e.to_string())?;
+pub fn present_devices() -> Result<Vec<PresentDevice>, hidapi::HidError> {
+    let api = hidapi::HidApi::new()?;
     Ok(api
         .device_list()
         .map(|d| PresentDevice {

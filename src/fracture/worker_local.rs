@@ -7,12 +7,12 @@ use std::sync::Mutex;
 /// For scratch sized by the body (a word per node or edge): rayon's
 /// `map_init` builds one per task, and an event runs tens of tasks per
 /// thread, so zeroing the scratch would cost more than the work done in it.
-pub struct WorkerLocal<T> {
+pub(super) struct WorkerLocal<T> {
     slots: Vec<Mutex<Option<T>>>,
 }
 
 impl<T> WorkerLocal<T> {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             slots: (0..rayon::current_num_threads())
                 .map(|_| Mutex::new(None))
@@ -24,7 +24,7 @@ impl<T> WorkerLocal<T> {
     /// Uncontended as long as `f` does not wait on other rayon tasks: only
     /// the worker a slot belongs to takes its lock (threads outside the
     /// pool share slot 0).
-    pub fn with<R>(&self, init: impl FnOnce() -> T, f: impl FnOnce(&mut T) -> R) -> R {
+    pub(super) fn with<R>(&self, init: impl FnOnce() -> T, f: impl FnOnce(&mut T) -> R) -> R {
         let worker = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
         let mut slot = self.slots[worker]
             .lock()

@@ -28,7 +28,7 @@ const LOCKSTEP_TIMEOUT: Duration = Duration::from_secs(120);
 const SPIN_NS: u32 = 150_000;
 
 /// Everything the haptic thread owns.
-pub struct HapticLoop {
+pub(super) struct HapticLoop {
     pub device: Safety<Box<dyn Device>>,
     pub sub: SubWorld,
     pub proxy: BodyId,
@@ -95,7 +95,7 @@ pub enum LoopError {
 
 impl HapticLoop {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(super) fn new(
         device: Safety<Box<dyn Device>>,
         sub: SubWorld,
         proxy: BodyId,
@@ -142,7 +142,7 @@ impl HapticLoop {
     }
 
     /// Runs `ticks` ticks, synchronising through `exchange`.
-    pub fn run(&mut self, ticks: u64, exchange: &Exchange) -> Result<(), LoopError> {
+    pub(super) fn run(&mut self, ticks: u64, exchange: &Exchange) -> Result<(), LoopError> {
         let sleeper = spin_sleep::SpinSleeper::new(SPIN_NS);
         let mut deadlines = Deadlines::new(Instant::now(), self.tick_s);
         let mut up = exchange.free_up();

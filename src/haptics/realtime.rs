@@ -69,9 +69,9 @@ pub fn request(request: bool, pin: CpuPin) -> RealtimeReport {
     let (mut cpu, mut cpu_choice) = (None, "not pinned".to_owned());
     if request {
         match pin_calling_thread(pin) {
-            Ok(Some((chosen, why))) => (cpu, cpu_choice) = (Some(chosen), why),
+            Ok(Some((chosen, why))) => (cpu, cpu_choice) = (Some(chosen), why.to_owned()),
             Ok(None) => {}
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(e.to_string()),
         }
         if let Err(e) = fifo_calling_thread(FIFO_PRIORITY) {
             errors.push(format!("SCHED_FIFO: {e}"));
@@ -176,24 +176,31 @@ fn fifo_calling_thread(priority: i32) -> Result<(), std::io::Error> {
     }
 }
 
+/// Why the haptic thread could not be pinned.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error("CPU {cpu} is not among the allowed CPUs {allowed:?}")]
+    NotAllowed { cpu: usize, allowed: Vec<usize> },
+    #[error("CPU affinity: {0}")]
+    Affinity(std::io::Error),
+    #[error("pin to CPU {cpu}: {source}")]
+    Pin { cpu: usize, source: std::io::Error },
+}
+
 /// Pins the calling thread; the CPU and why it was chosen, or `None` when
 /// there is nothing to choose (one CPU allowed, or `CpuPin::None`).
 #[cfg(target_os = "linux")]
-fn pin_calling_thread(pin: CpuPin) -> Result<Option<(usize, String)>, String> {
+fn pin_calling_thread(pin: CpuPin) -> Result<Option<(usize, &'static str)>, PinError> {
     let allowed = allowed_cpus()?;
     let (cpu, why) = match pin {
         CpuPin::None => return Ok(None),
-        CpuPin::Cpu(cpu) if allowed.contains(&cpu) => (cpu, "requested".to_owned()),
-        CpuPin::Cpu(cpu) => {
-            return Err(format!(
-                "CPU {cpu} is not among the allowed CPUs {allowed:?}"
-            ))
-        }
+        CpuPin::Cpu(cpu) if allowed.contains(&cpu) => (cpu, "requested"),
+        CpuPin::Cpu(cpu) => return Err(PinError::NotAllowed { cpu, allowed }),
         CpuPin::Auto if allowed.len() < 2 => return Ok(None),
         CpuPin::Auto => {
             let text = std::fs::read_to_string("/proc/interrupts").unwrap_or_default();
             match quietest_cpu(&text, &allowed) {
-                Some(cpu) => (cpu, "fewest device interrupts".to_owned()),
+                Some(cpu) => (cpu, "fewest device interrupts"),
                 None => return Ok(None),
             }
         }
@@ -204,28 +211,28 @@ fn pin_calling_thread(pin: CpuPin) -> Result<Option<(usize, String)>, String> {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "pin to CPU {cpu}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(PinError::Pin {
+                cpu,
+                source: std::io::Error::last_os_error(),
+            });
         }
     }
     Ok(Some((cpu, why)))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn pin_calling_thread(_pin: CpuPin) -> Result<Option<(usize, String)>, String> {
+fn pin_calling_thread(_pin: CpuPin) -> Result<Option<(usize, &'static str)>, PinError> {
     Ok(None)
 }
 
 /// The CPUs the calling thread may run on.
 #[cfg(target_os = "linux")]
-fn allowed_cpus() -> Result<Vec<usize>, String> {
+fn allowed_cpus() -> Result<Vec<usize>, PinError> {
     // SAFETY: a zeroed cpu_set_t is valid; the kernel fills it.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Err(format!("CPU affinity: {}", std::io::Error::last_os_error()));
+            return Err(PinError::Affinity(std::io::Error::last_os_error()));
         }
         Ok((0..libc::CPU_SETSIZE as usize)
             .filter(|&c| libc::CPU_ISSET(c, &set))

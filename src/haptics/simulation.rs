@@ -8,7 +8,7 @@ use crate::world::{BodyId, Counters, Extraction, FractureEvent, StepInputs, Worl
 use std::time::Duration;
 
 /// The global world and what the simulation thread keeps about it.
-pub struct Simulation {
+pub(super) struct Simulation {
     pub world: World,
     pub extraction: Extraction,
     /// Haptic tick length (s) and ticks per sync.
@@ -31,7 +31,7 @@ const MAX_CATCH_UP: u64 = 5;
 
 impl Simulation {
     /// The simulation of `world`, its fracture checks running on `threads`.
-    pub fn new(
+    pub(super) fn new(
         world: World,
         extraction: Extraction,
         tick_s: f64,
@@ -53,7 +53,7 @@ impl Simulation {
     }
 
     /// The first sub-world, before the haptic loop starts.
-    pub fn initial(&mut self, down: &mut SyncDown) {
+    pub(super) fn initial(&mut self, down: &mut SyncDown) {
         self.world
             .set_time_step(self.tick_s * f64::from(self.sync_ratio));
         self.world
@@ -64,7 +64,7 @@ impl Simulation {
     }
 
     /// One synchronisation: the answer to `up` written into `down`.
-    pub fn sync(&mut self, up: &SyncUp, down: &mut SyncDown) {
+    pub(super) fn sync(&mut self, up: &SyncUp, down: &mut SyncDown) {
         let ticks = up
             .tick
             .saturating_sub(self.last_tick)
@@ -100,7 +100,7 @@ impl Simulation {
     }
 
     /// Serves syncs until the exchange is stopped.
-    pub fn serve(&mut self, exchange: &Exchange) {
+    pub(super) fn serve(&mut self, exchange: &Exchange) {
         while !exchange.stopped() {
             let Some(up) = exchange.take_up() else {
                 std::thread::sleep(Duration::from_micros(50));

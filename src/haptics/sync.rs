@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Haptic → simulation, at tick `tick` (a multiple of r_sim).
 #[derive(Default)]
-pub struct SyncUp {
+pub(super) struct SyncUp {
     pub tick: u64,
     pub report: SubWorldReport,
 }
 
 /// Simulation → haptic: the answer to the [`SyncUp`] of `tick`.
 #[derive(Default)]
-pub struct SyncDown {
+pub(super) struct SyncDown {
     pub tick: u64,
     pub update: SubWorldUpdate,
     /// How many fracture events the global step had (the simulation
@@ -26,7 +26,7 @@ pub struct SyncDown {
 }
 
 /// Two one-slot mailboxes and their free lists.
-pub struct Exchange {
+pub(super) struct Exchange {
     up: ArrayQueue<Box<SyncUp>>,
     down: ArrayQueue<Box<SyncDown>>,
     free_up: ArrayQueue<Box<SyncUp>>,
@@ -36,7 +36,7 @@ pub struct Exchange {
 
 impl Exchange {
     /// With `spares` buffers of each kind on the free lists.
-    pub fn new(spares: usize) -> Self {
+    pub(super) fn new(spares: usize) -> Self {
         let exchange = Self {
             up: ArrayQueue::new(spares.max(1)),
             down: ArrayQueue::new(spares.max(1)),
@@ -51,35 +51,35 @@ impl Exchange {
         exchange
     }
 
-    pub fn send_up(&self, message: Box<SyncUp>) -> Result<(), Box<SyncUp>> {
+    pub(super) fn send_up(&self, message: Box<SyncUp>) -> Result<(), Box<SyncUp>> {
         self.up.push(message)
     }
-    pub fn take_up(&self) -> Option<Box<SyncUp>> {
+    pub(super) fn take_up(&self) -> Option<Box<SyncUp>> {
         self.up.pop()
     }
-    pub fn send_down(&self, message: Box<SyncDown>) -> Result<(), Box<SyncDown>> {
+    pub(super) fn send_down(&self, message: Box<SyncDown>) -> Result<(), Box<SyncDown>> {
         self.down.push(message)
     }
-    pub fn take_down(&self) -> Option<Box<SyncDown>> {
+    pub(super) fn take_down(&self) -> Option<Box<SyncDown>> {
         self.down.pop()
     }
-    pub fn recycle_up(&self, message: Box<SyncUp>) {
+    pub(super) fn recycle_up(&self, message: Box<SyncUp>) {
         let _ = self.free_up.push(message);
     }
-    pub fn recycle_down(&self, message: Box<SyncDown>) {
+    pub(super) fn recycle_down(&self, message: Box<SyncDown>) {
         let _ = self.free_down.push(message);
     }
     /// A free buffer (a new one only if all are in flight).
-    pub fn free_up(&self) -> Box<SyncUp> {
+    pub(super) fn free_up(&self) -> Box<SyncUp> {
         self.free_up.pop().unwrap_or_default()
     }
-    pub fn free_down(&self) -> Box<SyncDown> {
+    pub(super) fn free_down(&self) -> Box<SyncDown> {
         self.free_down.pop().unwrap_or_default()
     }
-    pub fn stop(&self) {
+    pub(super) fn stop(&self) {
         self.stop.store(true, Ordering::Release);
     }
-    pub fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Acquire)
     }
 }

@@ -247,7 +247,7 @@ impl World {
                         }
                         (None, Some(shape)) => {
                             let volume_sim = f64::from(shape.mass_properties(1.0).mass());
-                            let volume_m3 = volume_sim * world.units.z_fact.powi(3);
+                            let volume_m3 = world.units.volume_to_si(volume_sim);
                             let mass_kg =
                                 spec.mass_kg.unwrap_or(volume_m3 * material.density_kg_m3);
                             let density_sim = mass_kg / volume_sim;

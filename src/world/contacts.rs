@@ -99,7 +99,7 @@ pub(super) fn solver_contacts(
                 let Some(point) = manifold.points.get(index) else {
                     continue;
                 };
-                let impulse_n_s = f64::from(point.data.impulse) * units.z_fact;
+                let impulse_n_s = units.impulse_to_si(point.data.impulse);
                 if impulse_n_s <= 0.0 {
                     continue;
                 }

@@ -35,12 +35,6 @@ pub struct Extraction {
 }
 
 impl World {
-    /// Sets the time step of the next steps (s).
-    pub fn set_time_step(&mut self, dt_s: f64) {
-        self.settings.time_step_s = dt_s;
-        self.physics.integration_parameters.dt = dt_s as f32;
-    }
-
     /// Imposes the sub-world's results before the next global step: member
     /// poses (reached at the end of the step, moving with the reported
     /// velocities) and the friction impulses on the bodies outside. Its
@@ -72,12 +66,11 @@ impl World {
         }
         if let Some((proxy, force, torque)) = report.proxy_wrench {
             if let Some(handle) = self.body(proxy).map(|b| b.handle) {
-                let z = self.units.z_fact;
                 let rb = &mut self.physics.bodies[handle];
                 rb.reset_forces(false);
                 rb.reset_torques(false);
                 rb.add_force(self.units.to_sim(&force), true);
-                rb.add_torque(glam(&(torque / (z * z))), true);
+                rb.add_torque(self.units.torque_to_sim(&torque), true);
             }
         }
     }

@@ -199,6 +199,12 @@ impl World {
         &self.settings
     }
 
+    /// Sets the time step of the next steps (s).
+    pub fn set_time_step(&mut self, dt_s: f64) {
+        self.settings.time_step_s = dt_s;
+        self.physics.integration_parameters.dt = dt_s as f32;
+    }
+
     pub fn time_s(&self) -> f64 {
         self.time_s
     }
@@ -273,7 +279,7 @@ impl World {
             com_m: k.com_m.coords.into(),
             momentum_n_s: (k.linvel_m_s * mass_kg).into(),
             // rapier's ½ m v² + ½ ωᵀ I ω, in kg·unit²/s².
-            kinetic_energy_j: f64::from(rb.kinetic_energy()) * self.units.z_fact.powi(2),
+            kinetic_energy_j: self.units.energy_to_si(rb.kinetic_energy()),
         })
     }
 

@@ -24,8 +24,8 @@ const CONCAVE_HULL_RATIO: f64 = 1.2;
 const MAX_CELLS_PER_AXIS: usize = 4;
 
 /// A primitive shape of a scene body, in simulation units.
-pub fn primitive(shape: &ShapeSpec, units: &Units) -> Option<SharedShape> {
-    let l = |m: f64| (m / units.z_fact) as f32;
+pub(super) fn primitive(shape: &ShapeSpec, units: &Units) -> Option<SharedShape> {
+    let l = |m: f64| units.length_to_sim(m);
     match shape {
         ShapeSpec::Box { size_m } => Some(SharedShape::cuboid(
             l(size_m[0] / 2.0),
@@ -53,14 +53,14 @@ pub fn primitive(shape: &ShapeSpec, units: &Units) -> Option<SharedShape> {
 /// of its surface binned on a coarse grid over its bounding box. Cells span
 /// the thin direction of a flat piece whole, so each holds both faces.
 /// `None` if the surface is degenerate (flat or too few points).
-pub fn fragment_shape(fragment: &Fragment, units: &Units) -> Option<SharedShape> {
+pub(super) fn fragment_shape(fragment: &Fragment, units: &Units) -> Option<SharedShape> {
     let points: Vec<Vec3> = fragment
         .points
         .iter()
         .map(|p| units.point_to_sim(p))
         .collect();
     let hull = SharedShape::convex_hull(&points)?;
-    let hull_volume_m3 = f64::from(hull.mass_properties(1.0).mass()) * units.z_fact.powi(3);
+    let hull_volume_m3 = units.volume_to_si(f64::from(hull.mass_properties(1.0).mass()));
     if hull_volume_m3 <= CONCAVE_HULL_RATIO * fragment.volume_m3 {
         return Some(hull);
     }
@@ -105,7 +105,7 @@ fn bounds(points: &[Point3<f64>]) -> (Point3<f64>, Point3<f64>) {
 }
 
 /// The drawable surface of a primitive shape (metres, body frame).
-pub fn primitive_surface(shape: &SharedShape, units: &Units) -> Surface {
+pub(super) fn primitive_surface(shape: &SharedShape, units: &Units) -> Surface {
     let (points, triangles) = if let Some(ball) = shape.as_ball() {
         ball.to_trimesh(12, 8)
     } else if let Some(cuboid) = shape.as_cuboid() {
@@ -126,14 +126,14 @@ pub fn primitive_surface(shape: &SharedShape, units: &Units) -> Surface {
 /// The radius of curvature a body presents in a contact, for Hertz's
 /// contact duration: a sphere's or capsule's radius, otherwise half the
 /// smallest extent of its bounding box (metres).
-pub fn contact_radius_m(shape: &SharedShape, units: &Units) -> f64 {
+pub(super) fn contact_radius_m(shape: &SharedShape, units: &Units) -> f64 {
     if let Some(ball) = shape.as_ball() {
-        return f64::from(ball.radius) * units.z_fact;
+        return units.length_to_si(ball.radius);
     }
     if let Some(capsule) = shape.as_capsule() {
-        return f64::from(capsule.radius) * units.z_fact;
+        return units.length_to_si(capsule.radius);
     }
     let aabb = shape.compute_local_aabb();
     let extent = aabb.maxs - aabb.mins;
-    f64::from(extent.min_element()) * 0.5 * units.z_fact
+    units.length_to_si(extent.min_element()) * 0.5
 }

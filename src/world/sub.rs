@@ -10,7 +10,7 @@
 //! reuses them without allocating.
 
 use super::contacts::{body_id, solver_contacts, touching, BodyContact, Kinematics};
-use super::units::{glam, vector, Units};
+use super::units::{vector, Units};
 use super::BodyId;
 use crate::config::WorldSettings;
 use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
@@ -324,7 +324,7 @@ impl SubWorld {
             rb.reset_forces(false);
             rb.reset_torques(false);
             rb.add_force(units.to_sim(force_n), true);
-            rb.add_torque(glam(&(torque_n_m / (units.z_fact * units.z_fact))), true);
+            rb.add_torque(units.torque_to_sim(torque_n_m), true);
         }
         self.physics.step();
         self.steps_since_report += 1;
@@ -477,10 +477,5 @@ impl SubWorld {
 
 /// A body's inverse inertia tensor in world axes (1/(kg·m²)).
 fn world_inv_inertia(rb: &rapier3d::dynamics::RigidBody, units: &Units) -> Matrix3<f64> {
-    let inv = &rb.mass_properties().effective_world_inv_inertia;
-    Matrix3::new(
-        inv.m11, inv.m12, inv.m13, inv.m12, inv.m22, inv.m23, inv.m13, inv.m23, inv.m33,
-    )
-    .cast::<f64>()
-        / (units.z_fact * units.z_fact)
+    units.inverse_inertia_to_si(&rb.mass_properties().effective_world_inv_inertia)
 }

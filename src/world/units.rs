@@ -37,6 +37,49 @@ impl Units {
         Point3::from(self.to_si(v))
     }
 
+    /// A length in simulation units (m → unit).
+    pub fn length_to_sim(&self, length_m: f64) -> f32 {
+        (length_m / self.z_fact) as f32
+    }
+
+    /// A length in simulation units to metres.
+    pub fn length_to_si(&self, length: f32) -> f64 {
+        f64::from(length) * self.z_fact
+    }
+
+    /// A volume in simulation units (unit³) to m³.
+    pub fn volume_to_si(&self, volume: f64) -> f64 {
+        volume * self.z_fact.powi(3)
+    }
+
+    /// A normal impulse magnitude (kg·unit/s) to N·s.
+    pub fn impulse_to_si(&self, impulse: f32) -> f64 {
+        self.length_to_si(impulse)
+    }
+
+    /// A torque (N·m = kg·m²/s²) into simulation units (kg·unit²/s²).
+    pub fn torque_to_sim(&self, torque_n_m: &Vector3<f64>) -> Vec3 {
+        glam(&(torque_n_m / (self.z_fact * self.z_fact)))
+    }
+
+    /// An energy (kg·unit²/s², e.g. rapier's kinetic energy) to joules.
+    pub fn energy_to_si(&self, energy: f32) -> f64 {
+        f64::from(energy) * self.z_fact * self.z_fact
+    }
+
+    /// An inverse inertia tensor (1/(kg·unit²)) to 1/(kg·m²).
+    pub fn inverse_inertia_to_si(
+        &self,
+        inverse: &rapier3d::parry::utils::SdpMatrix3<f32>,
+    ) -> Matrix3<f64> {
+        let i = inverse;
+        Matrix3::new(
+            i.m11, i.m12, i.m13, i.m12, i.m22, i.m23, i.m13, i.m23, i.m33,
+        )
+        .cast::<f64>()
+            / (self.z_fact * self.z_fact)
+    }
+
     /// Inertia (kg·m² → kg·unit²).
     pub fn inertia_to_sim(&self, inertia: &Matrix3<f64>) -> rapier3d::glamx::Mat3 {
         let s = 1.0 / (self.z_fact * self.z_fact);
