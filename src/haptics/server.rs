@@ -3,7 +3,7 @@
 //! both report at the end.
 
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
-use super::haptic_loop::{HapticLoop, LoopError, Notice};
+use super::haptic_loop::{HapticLoop, LoopConfig, LoopError, LoopIo, LoopRun, Notice};
 use super::realtime::{self, CpuPin, HostSteal, RealtimeReport, StealSample};
 use super::scaling::Scaling;
 use super::simulation::Simulation;
@@ -183,8 +183,60 @@ const SUPERVISE_EVERY: Duration = Duration::from_millis(20);
 /// Ticks per second of the haptic loop.
 pub const HAPTIC_RATE_HZ: f64 = 1000.0;
 
-/// Runs a session to its end.
-pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
+/// Runs a session to its end: set-up, the haptic and simulation threads,
+/// then the summary.
+pub fn serve(mut inputs: ServeInputs) -> Result<Summary, ServerError> {
+    let on_notice = inputs.on_notice.take();
+    let session = set_up(inputs)?;
+    let ran = run_threads(session.threads, on_notice)?;
+    if let (Some(tick), Some(r)) = (ran.haptic.stopped_at, &session.recorder) {
+        r.event(crate::session::Event::Interrupted {
+            time_s: tick as f64 * session.fixed.tick_s,
+            tick,
+        });
+    }
+    Ok(summarise(session.fixed, ran))
+}
+
+/// A session ready to start.
+struct SetUp {
+    threads: SessionThreads,
+    recorder: Option<RecorderHandle>,
+    fixed: FixedSummary,
+}
+
+/// What the two threads of a session run on.
+struct SessionThreads {
+    haptic_loop: HapticLoop,
+    simulation: Simulation,
+    exchange: Exchange,
+    notices: Arc<ArrayQueue<Notice>>,
+    ticks: u64,
+    want_realtime: bool,
+    haptic_cpu: CpuPin,
+}
+
+/// The parts of the summary known before the session runs.
+struct FixedSummary {
+    lockstep: bool,
+    tick_s: f64,
+    device_name: String,
+    gains: CouplingGains,
+    factors: ScalingFactors,
+    sync_ratio: u32,
+}
+
+/// What the threads returned.
+struct Ran {
+    haptic: LoopRun,
+    realtime: RealtimeReport,
+    host_steal: Option<HostSteal>,
+    simulation: Simulation,
+}
+
+/// Checks the options and builds the world's sub-world, the coupling, the
+/// safety layer and both loops.
+fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
     let ServeInputs {
         world,
         threads,
@@ -196,7 +248,7 @@ pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
         recorder,
         options,
         stop,
-        mut on_notice,
+        on_notice: _,
     } = inputs;
     if !(options.seconds > 0.0 && options.seconds <= crate::limits::MAX_SESSION_S) {
         return Err(ServerError::Seconds(options.seconds));
@@ -263,91 +315,145 @@ pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
         device,
         options.safety.unwrap_or(SafetySettings::for_spec(&spec)),
     )?;
-    let mut haptic_loop = HapticLoop::new(
-        device,
-        sub,
-        proxy,
-        scaling,
-        coupling,
-        gravity,
-        sync_ratio,
-        options.lockstep,
-    );
-    haptic_loop.recorder = recorder.clone();
-    haptic_loop.hand = hand;
-    haptic_loop.stop = stop;
-    let notices = Arc::new(ArrayQueue::new(64));
-    haptic_loop.notices = Some(Arc::clone(&notices));
     let ticks = (options.seconds * HAPTIC_RATE_HZ).round().max(1.0) as u64;
     if options.trace {
         crate::limits::check_memory(
             || format!("the proxy's path over {ticks} ticks"),
             ticks as f64 * std::mem::size_of::<[f64; 3]>() as f64,
         )?;
-        haptic_loop.proxy_trace = Some(Vec::with_capacity(ticks as usize));
     }
-    let want_realtime = options.realtime && !options.lockstep;
-    let haptic_cpu = options.haptic_cpu;
+    let notices = Arc::new(ArrayQueue::new(64));
+    let haptic_loop = HapticLoop::new(
+        LoopConfig {
+            proxy,
+            scaling,
+            coupling,
+            gravity_m_s2: gravity,
+            tick_s,
+            sync_ratio,
+            lockstep: options.lockstep,
+            trace_ticks: if options.trace { ticks as usize } else { 0 },
+        },
+        LoopIo {
+            device,
+            sub,
+            recorder: recorder.clone(),
+            hand,
+            stop,
+            notices: Some(Arc::clone(&notices)),
+        },
+    );
+    Ok(SetUp {
+        threads: SessionThreads {
+            haptic_loop,
+            simulation,
+            exchange,
+            notices,
+            ticks,
+            want_realtime: options.realtime && !options.lockstep,
+            haptic_cpu: options.haptic_cpu,
+        },
+        recorder,
+        fixed: FixedSummary {
+            lockstep: options.lockstep,
+            tick_s,
+            device_name,
+            gains,
+            factors,
+            sync_ratio,
+        },
+    })
+}
 
+/// Runs the haptic and simulation threads to the end of the session,
+/// passing the haptic thread's notices to `on_notice` meanwhile.
+fn run_threads(
+    threads: SessionThreads,
+    mut on_notice: Option<Box<dyn FnMut(Notice)>>,
+) -> Result<Ran, ServerError> {
+    let SessionThreads {
+        haptic_loop,
+        mut simulation,
+        exchange,
+        notices,
+        ticks,
+        want_realtime,
+        haptic_cpu,
+    } = threads;
     let steal_before = StealSample::now();
-    let (loop_result, realtime_report, mut haptic_loop, simulation) =
-        std::thread::scope(|scope| {
-            let exchange = &exchange;
-            let sim_thread = std::thread::Builder::new()
-                .name("tessera-sim".into())
-                .spawn_scoped(scope, move || {
-                    simulation.serve(exchange);
-                    simulation
-                })
-                .map_err(|e| ServerError::Spawn("simulation", e))?;
-            let haptic_thread = std::thread::Builder::new()
-                .name("tessera-haptic".into())
-                .spawn_scoped(scope, move || {
-                    let report = realtime::request(want_realtime, haptic_cpu);
-                    let result = haptic_loop.run(ticks, exchange);
-                    realtime::release(&report);
-                    exchange.stop();
-                    (result, report, haptic_loop)
-                });
-            let haptic_thread = match haptic_thread {
-                Ok(t) => t,
-                Err(e) => {
-                    exchange.stop();
-                    return Err(ServerError::Spawn("haptic", e));
-                }
-            };
-            while !haptic_thread.is_finished() {
-                std::thread::sleep(SUPERVISE_EVERY);
-                while let Some(notice) = notices.pop() {
-                    if let Some(f) = on_notice.as_mut() {
-                        f(notice);
-                    }
+    let (loop_result, realtime_report, simulation) = std::thread::scope(|scope| {
+        let exchange = &exchange;
+        let sim_thread = std::thread::Builder::new()
+            .name("tessera-sim".into())
+            .spawn_scoped(scope, move || {
+                simulation.serve(exchange);
+                simulation
+            })
+            .map_err(|e| ServerError::Spawn("simulation", e))?;
+        let haptic_thread = std::thread::Builder::new()
+            .name("tessera-haptic".into())
+            .spawn_scoped(scope, move || {
+                let report = realtime::request(want_realtime, haptic_cpu);
+                let result = haptic_loop.run(ticks, exchange);
+                realtime::release(&report);
+                exchange.stop();
+                (result, report)
+            });
+        let haptic_thread = match haptic_thread {
+            Ok(t) => t,
+            Err(e) => {
+                exchange.stop();
+                return Err(ServerError::Spawn("haptic", e));
+            }
+        };
+        while !haptic_thread.is_finished() {
+            std::thread::sleep(SUPERVISE_EVERY);
+            while let Some(notice) = notices.pop() {
+                if let Some(f) = on_notice.as_mut() {
+                    f(notice);
                 }
             }
-            let haptic = haptic_thread.join();
-            exchange.stop();
-            let simulation = sim_thread
-                .join()
-                .map_err(|_| ServerError::Panicked("simulation"))?;
-            let (result, report, haptic_loop) =
-                haptic.map_err(|_| ServerError::Panicked("haptic"))?;
-            Ok((result, report, haptic_loop, simulation))
-        })?;
+        }
+        let haptic = haptic_thread.join();
+        exchange.stop();
+        let simulation = sim_thread
+            .join()
+            .map_err(|_| ServerError::Panicked("simulation"))?;
+        let (result, report) = haptic.map_err(|_| ServerError::Panicked("haptic"))?;
+        Ok((result, report, simulation))
+    })?;
     let host_steal = steal_before.until(&StealSample::now(), realtime_report.cpu);
-    loop_result?;
+    let haptic = loop_result?;
     while let Some(notice) = notices.pop() {
         if let Some(f) = on_notice.as_mut() {
             f(notice);
         }
     }
-    if let (Some(tick), Some(r)) = (haptic_loop.stopped_at, &recorder) {
-        r.event(crate::session::Event::Interrupted {
-            time_s: tick as f64 * tick_s,
-            tick,
-        });
-    }
+    Ok(Ran {
+        haptic,
+        realtime: realtime_report,
+        host_steal,
+        simulation,
+    })
+}
 
-    let proxy_trace = haptic_loop.proxy_trace.take().unwrap_or_default();
+/// The session's summary from what the threads returned.
+fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
+    let FixedSummary {
+        lockstep,
+        tick_s,
+        device_name,
+        gains,
+        factors,
+        sync_ratio,
+    } = fixed;
+    let Ran {
+        haptic: haptic_loop,
+        realtime: realtime_report,
+        host_steal,
+        simulation,
+    } = ran;
+    let proxy_trace = haptic_loop.proxy_trace;
     let world = &simulation.world;
     let fractures = world
         .events()
@@ -365,12 +471,8 @@ pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
         })
         .collect();
     let ticks_run = haptic_loop.stats.ticks.max(1);
-    Ok(Summary {
-        mode: if options.lockstep {
-            "lockstep"
-        } else {
-            "real-time"
-        },
+    Summary {
+        mode: if lockstep { "lockstep" } else { "real-time" },
         seconds: haptic_loop.stats.ticks as f64 * tick_s,
         device: device_name,
         haptic: haptic_loop.stats.stats(),
@@ -402,12 +504,12 @@ pub fn serve(inputs: ServeInputs) -> Result<Summary, ServerError> {
         safety_trips: haptic_loop.safety_trips,
         outcome: Outcome {
             state_hash: world.state_hash(),
-            proxy_path_hash: haptic_loop.proxy_path.digest(),
+            proxy_path_hash: haptic_loop.proxy_path_hash,
             bodies: world.body_count(),
             kinetic_energy_integral_j_s: simulation.kinetic_energy_integral_j_s,
         },
         proxy_trace,
-    })
+    }
 }
 
 /// The boundary cube's side, `c_size + 2·p_max` with `p_max = r_sim / f ·
