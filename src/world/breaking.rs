@@ -89,8 +89,8 @@ struct CheckResult {
 
 impl World {
     /// Runs the fracture checks the last step's contacts (and `inputs`'
-    /// external contacts) call for; returns how many bodies cracked. Runs
-    /// inside `threads`.
+    /// external contacts) call for, in parallel on `threads`; returns how
+    /// many bodies cracked.
     pub(super) fn fracture_step(
         &mut self,
         inputs: &StepInputs,
@@ -126,37 +126,44 @@ impl World {
             start += group.len();
         }
         let settings = self.fracture_settings;
-        let results: Vec<CheckResult> = planned
-            .par_iter_mut()
-            .map(|(plan, breakable)| {
-                let start = Instant::now();
-                let mut engine = crate::fracture::Counters::default();
-                let body = &mut breakable.body;
-                let outcome = match plan.kind {
-                    FractureKind::Impact => body.impact(
-                        &plan.points,
-                        &plan.impactor,
-                        &settings,
-                        threads,
-                        &mut engine,
-                    ),
-                    FractureKind::Static => {
-                        body.static_load(&plan.loads, &settings, threads, &mut engine)
+        if planned.is_empty() {
+            // Most steps: no hand-off to the workers.
+            self.contacts = contacts;
+            return 0;
+        }
+        let results: Vec<CheckResult> = threads.install(|| {
+            planned
+                .par_iter_mut()
+                .map(|(plan, breakable)| {
+                    let start = Instant::now();
+                    let mut engine = crate::fracture::Counters::default();
+                    let body = &mut breakable.body;
+                    let outcome = match plan.kind {
+                        FractureKind::Impact => body.impact(
+                            &plan.points,
+                            &plan.impactor,
+                            &settings,
+                            threads,
+                            &mut engine,
+                        ),
+                        FractureKind::Static => {
+                            body.static_load(&plan.loads, &settings, threads, &mut engine)
+                        }
+                    };
+                    let pieces = if outcome.cracks.is_empty() {
+                        Vec::new()
+                    } else {
+                        body.fragments(threads)
+                    };
+                    CheckResult {
+                        outcome,
+                        pieces,
+                        engine,
+                        check_s: start.elapsed().as_secs_f64(),
                     }
-                };
-                let pieces = if outcome.cracks.is_empty() {
-                    Vec::new()
-                } else {
-                    body.fragments(threads)
-                };
-                CheckResult {
-                    outcome,
-                    pieces,
-                    engine,
-                    check_s: start.elapsed().as_secs_f64(),
-                }
-            })
-            .collect();
+                })
+                .collect()
+        });
         let mut cracked = 0;
         for ((plan, mut breakable), result) in planned.into_iter().zip(results) {
             if plan.kind == FractureKind::Static {

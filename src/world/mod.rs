@@ -324,7 +324,7 @@ impl World {
         let physics_s = start.elapsed().as_secs_f64();
         self.time_s += self.settings.time_step_s;
         self.steps += 1;
-        let cracked = threads.install(|| self.fracture_step(inputs, threads, counters));
+        let cracked = self.fracture_step(inputs, threads, counters);
         let step_s = start.elapsed().as_secs_f64();
         counters.steps += 1;
         counters.physics_s += physics_s;
