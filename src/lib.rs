@@ -27,6 +27,92 @@
 //!
 //! The methods are documented in `docs/` in the repository, with the
 //! equations they implement.
+//!
+//! # Examples
+//!
+//! A mesh from a generator spec, its modal analysis, and an impact that
+//! breaks it (Glondu 2012 §3.3):
+//!
+//! ```
+//! use nalgebra::{Point3, Vector3};
+//! use tessera::config::MaterialLibrary;
+//! use tessera::fracture::{BreakableBody, ContactPoint, Counters, FractureSettings, Impactor};
+//! use tessera::mesh::MeshSpec;
+//! use tessera::modal::{analyse, EigenSettings};
+//!
+//! let mesh = MeshSpec::parse("box:0.3,0.3,0.03:12,12,2")?.load()?;
+//! let material = MaterialLibrary::builtin().get("glondu-slab")?.clone();
+//! let (basis, _report) = analyse(&mesh, &material, &EigenSettings::new(20), None, &|_| {})?;
+//! let mut slab = BreakableBody::new(mesh, material, basis, 0)?;
+//! // The engine's parallel phases run on the pool the caller passes.
+//! let threads = rayon::ThreadPoolBuilder::new().build()?;
+//! let strike = [ContactPoint {
+//!     point_m: Point3::new(0.15, 0.15, 0.03),
+//!     normal: -Vector3::z(),
+//!     impulse_n_s: 400.0,
+//!     relative_speed_m_s: 10.0,
+//! }];
+//! let mut counters = Counters::default();
+//! let outcome = slab.impact(
+//!     &strike,
+//!     &Impactor::steel_ball(),
+//!     &FractureSettings::default(),
+//!     &threads,
+//!     &mut counters,
+//! );
+//! assert!(outcome.peak_stress_pa > slab.material().rankine_threshold_pa);
+//! let pieces = slab.fragments(&threads);
+//! assert!(pieces.len() >= 2);
+//! // The pieces share out the slab's volume.
+//! let volume_m3: f64 = pieces.iter().map(|p| p.volume_m3).sum();
+//! assert!((volume_m3 - 0.3 * 0.3 * 0.03).abs() < 1e-9);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A scene loaded and its world stepped: a steel ball dropped onto the
+//! ground comes to rest on it.
+//!
+//! ```
+//! use std::path::Path;
+//! use tessera::config::{MaterialLibrary, Scene};
+//! use tessera::world::{Counters, SceneAssets, StepInputs, World};
+//!
+//! let scene = Scene::parse(
+//!     r#"
+//!     [world]
+//!     time_step_s = 0.005
+//!
+//!     [[body]]
+//!     name = "ground"
+//!     kind = "static"
+//!     shape = { type = "box", size_m = [1.0, 1.0, 0.1] }
+//!     material = "concrete"
+//!     position_m = [0.0, 0.0, -0.05]
+//!
+//!     [[body]]
+//!     name = "ball"
+//!     kind = "dynamic"
+//!     shape = { type = "sphere", radius_m = 0.02 }
+//!     material = "steel"
+//!     position_m = [0.0, 0.0, 0.1]
+//!     restitution = 0.0
+//!     "#,
+//!     Path::new("drop.toml"),
+//! )?;
+//! let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {})?;
+//! let threads = rayon::ThreadPoolBuilder::new().build()?;
+//! let mut world = World::from_scene(&scene, &assets, 0, &threads)?;
+//! let ball = world.find("ball").expect("the scene's ball");
+//! let mut counters = Counters::default();
+//! for _ in 0..200 {
+//!     world.step(&StepInputs::default(), &threads, &mut counters);
+//! }
+//! assert_eq!(counters.steps, 200);
+//! // At rest on the ground's top face (z = 0), its centre one radius up.
+//! let height_m = world.pose(ball).expect("live").translation.z;
+//! assert!((height_m - 0.02).abs() < 1e-3, "{height_m}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // Items are public only where the crate exports them (one path per item).
 #![warn(unreachable_pub)]

@@ -18,7 +18,9 @@ use tessera::device::hid::{HidApiConnector, HidDriver, HidTiming};
 use tessera::device::sim::{sim_arm_spec, ArmModel};
 use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
 use tessera::haptics::{serve, CpuPin, Notice, ServeInputs, ServerOptions, Summary};
-use tessera::session::{Event, Recorder, SessionReader};
+use tessera::session::{
+    compare, first_difference, Comparison, Event, Recorder, Replayed, SessionReader,
+};
 use tessera::world::World;
 
 /// The scene of `tessera demo` and the default of `serve`.
@@ -268,7 +270,17 @@ struct RunOptions {
 }
 
 pub fn serve_cmd(args: &ServeArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
-    let config = SessionConfig::gather(args, "serve", cli)?;
+    serve_session(args, "serve", cli, stop)
+}
+
+/// Gathers the session's inputs once from `args` and runs it.
+fn serve_session(
+    args: &ServeArgs,
+    command: &str,
+    cli: &Cli,
+    stop: &Stop,
+) -> anyhow::Result<ExitCode> {
+    let config = SessionConfig::gather(args, command, cli)?;
     let summary = run_session(
         &config,
         &RunOptions {
@@ -308,21 +320,7 @@ pub fn demo(args: &DemoArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode>
             "tessera demo: a simulated hand strikes the ceramic tile through the haptic arm, harder each time"
         );
     }
-    let config = SessionConfig::gather(&serve_args, "demo", cli)?;
-    let summary = run_session(
-        &config,
-        &RunOptions {
-            record: Some(args.record.clone()),
-            realtime: true,
-            haptic_cpu: CpuPin::Auto,
-            wait_for_device: false,
-            trace: false,
-            quiet: args.json,
-        },
-        stop,
-    )?;
-    print_summary(&summary, args.json)?;
-    Ok(session_exit(&summary, stop))
+    serve_session(&serve_args, "demo", cli, stop)
 }
 
 /// 128 + the signal for an interrupted session, [`EXIT_DEGRADED`] for one
@@ -617,23 +615,13 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
 struct ReplayReport {
     file: String,
     mode: &'static str,
-    matches: bool,
     /// Why the log ends early, if it is truncated or damaged.
     truncated: Option<String>,
     /// Inputs given on the command line that differ from the recorded ones.
     overrides: Vec<String>,
     recorded_version: String,
-    /// The first tick at which the proxy's path or the fractures differ.
-    first_divergence: Option<u64>,
-    recorded: ReplaySide,
-    replayed: ReplaySide,
-}
-
-#[derive(Debug, Serialize)]
-struct ReplaySide {
-    ticks: u64,
-    fractures: Vec<(String, usize)>,
-    state_hash: Option<u64>,
+    #[serde(flatten)]
+    comparison: Comparison,
 }
 
 pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
@@ -731,92 +719,26 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
         },
         stop,
     )?;
-    let recorded_trace: Vec<(u64, [f64; 3])> =
-        log.ticks().map(|t| (t.tick, t.proxy_position_m)).collect();
-    let mut first_divergence = recorded_trace
-        .iter()
-        .zip(&summary.proxy_trace)
-        .find(|((_, a), b)| a != *b)
-        .map(|((tick, _), _)| *tick);
-    if first_divergence.is_none()
-        && log.truncated.is_none()
-        && recorded_trace.len() != summary.proxy_trace.len()
-    {
-        first_divergence = Some(recorded_trace.len().min(summary.proxy_trace.len()) as u64);
-    }
-    let recorded_fractures: Vec<(u64, String, usize)> = log
-        .events()
-        .filter_map(|e| match e {
-            Event::Fracture {
-                tick,
-                body,
-                fragments,
-                ..
-            } => Some((*tick, body.clone(), *fragments)),
-            _ => None,
-        })
-        .collect();
     let replayed_fractures: Vec<(String, usize)> = summary
         .fractures
         .iter()
         .map(|f| (f.body.clone(), f.fragments))
         .collect();
-    // A truncated log holds a prefix of the fractures.
-    let compared = if log.truncated.is_some() {
-        recorded_fractures.len().min(replayed_fractures.len())
-    } else {
-        usize::MAX
-    };
-    let fractures_match = recorded_fractures
-        .iter()
-        .take(compared)
-        .map(|(_, b, n)| (b.clone(), *n))
-        .eq(replayed_fractures.iter().take(compared).cloned());
-    if !fractures_match {
-        let at = recorded_fractures
-            .iter()
-            .zip(&replayed_fractures)
-            .find(|((_, b, n), (rb, rn))| b != rb || n != rn)
-            .map(|((tick, ..), _)| *tick)
-            .or_else(|| {
-                recorded_fractures
-                    .get(replayed_fractures.len())
-                    .map(|f| f.0)
-            });
-        first_divergence = match (first_divergence, at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-    }
-    let recorded_hash = log.events().find_map(|e| match e {
-        Event::Outcome { state_hash, .. } => Some(*state_hash),
-        _ => None,
-    });
-    let hashes_match = recorded_hash.is_none_or(|h| h == summary.outcome.state_hash);
+    let comparison = compare(
+        &log,
+        &Replayed {
+            proxy_trace: &summary.proxy_trace,
+            fractures: &replayed_fractures,
+            state_hash: summary.outcome.state_hash,
+        },
+    );
     let report = ReplayReport {
         file: name,
         mode: summary.mode,
-        matches: log.truncated.is_none()
-            && first_divergence.is_none()
-            && fractures_match
-            && hashes_match,
         truncated: log.truncated.clone(),
         overrides,
         recorded_version: config.version.clone(),
-        first_divergence,
-        recorded: ReplaySide {
-            ticks: recorded_trace.len() as u64,
-            fractures: recorded_fractures
-                .into_iter()
-                .map(|(_, b, n)| (b, n))
-                .collect(),
-            state_hash: recorded_hash,
-        },
-        replayed: ReplaySide {
-            ticks: summary.proxy_trace.len() as u64,
-            fractures: replayed_fractures,
-            state_hash: Some(summary.outcome.state_hash),
-        },
+        comparison,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -825,7 +747,7 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
             "replay of {} ({}): {}",
             report.file,
             report.mode,
-            if report.matches {
+            if report.comparison.matches {
                 "matches the recording"
             } else if report.truncated.is_some() {
                 "the log is truncated"
@@ -836,47 +758,27 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
         if let Some(why) = &report.truncated {
             println!(
                 "the log ends early after {} ticks ({why}); compared up to there",
-                report.recorded.ticks
+                report.comparison.recorded.ticks
             );
         }
-        match report.first_divergence {
+        match report.comparison.first_divergence {
             Some(tick) => println!("first divergence at tick {tick}"),
-            None => println!("no divergence in {} ticks", report.recorded.ticks),
+            None => println!(
+                "no divergence in {} ticks",
+                report.comparison.recorded.ticks
+            ),
         }
         println!(
             "fractures recorded {:?}, replayed {:?}",
-            report.recorded.fractures, report.replayed.fractures
+            report.comparison.recorded.fractures, report.comparison.replayed.fractures
         );
     }
     if summary.interrupted {
         return Ok(ExitCode::from(stop.exit_status()));
     }
-    Ok(if report.matches {
+    Ok(if report.comparison.matches {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_DIFFERS)
     })
-}
-
-/// Where two texts first differ: `line N: recorded `…`, given `…``.
-fn first_difference(recorded: &str, given: &str) -> Option<String> {
-    if recorded == given {
-        return None;
-    }
-    let mut a = recorded.lines();
-    let mut b = given.lines();
-    let mut line = 1;
-    loop {
-        match (a.next(), b.next()) {
-            (Some(x), Some(y)) if x == y => line += 1,
-            (None, None) => return Some("line endings or a final newline differ".into()),
-            (x, y) => {
-                return Some(format!(
-                    "line {line}: recorded `{}`, given `{}`",
-                    x.unwrap_or("(end)"),
-                    y.unwrap_or("(end)")
-                ))
-            }
-        }
-    }
 }

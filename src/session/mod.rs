@@ -7,9 +7,11 @@
 //! dropped records, end of session). Message log times are the session
 //! clock in nanoseconds.
 
+mod compare;
 mod read;
 mod record;
 
+pub use compare::{compare, first_difference, Comparison, ReplaySide, Replayed};
 pub use read::{LogSummary, Record, SessionReader};
 pub use record::{Recorder, RecorderHandle, RecorderStats};
 
