@@ -5,11 +5,11 @@ use nalgebra::{UnitQuaternion, Vector3};
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use tessera::device::hid::{HidDriver, HidTiming};
-use tessera::device::safety::SafetyFilter;
-use tessera::device::sim::{sim_arm_spec, ArmModel};
-use tessera::device::transport::MemoryDevice;
+use tessera::device::MemoryDevice;
+use tessera::device::SafetyFilter;
 use tessera::device::*;
+use tessera::device::{sim_arm_spec, ArmModel};
+use tessera::device::{HidDriver, HidTiming};
 
 fn profile() -> DeviceProfile {
     DeviceProfile::load(Path::new(concat!(

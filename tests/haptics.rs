@@ -5,7 +5,7 @@ use nalgebra::{UnitQuaternion, Vector3};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use tessera::config::{MaterialLibrary, ScalingFactors, Scene};
-use tessera::device::sim::{sim_arm_spec, ArmModel};
+use tessera::device::{sim_arm_spec, ArmModel};
 use tessera::device::{
     ControlMode, Device, DeviceCommand, HandScript, HandTrajectory, SimulatedArm,
 };
@@ -515,7 +515,7 @@ fn the_sub_world_takes_the_nearest_bodies_a_few_at_a_time() {
 
 #[test]
 fn the_haptic_thread_takes_the_cpu_with_the_fewest_device_interrupts() {
-    use tessera::haptics::realtime::quietest_cpu;
+    use tessera::haptics::quietest_cpu;
     let interrupts = "           CPU0       CPU1       CPU2
  24:          1          0          0  IO-APIC   5-edge      ACPI:Ged
  36:          0     369259          7  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0
@@ -538,7 +538,7 @@ proptest! {
         text in "(CPU[0-9] +){0,3}\n(( *[0-9A-Z]{1,3}:( +[0-9]{1,12}){0,4}[ a-zA-Z-]*)\n){0,6}",
         allowed in proptest::collection::vec(0usize..4, 0..4),
     ) {
-        if let Some(cpu) = tessera::haptics::realtime::quietest_cpu(&text, &allowed) {
+        if let Some(cpu) = tessera::haptics::quietest_cpu(&text, &allowed) {
             prop_assert!(allowed.contains(&cpu));
         }
     }
@@ -546,7 +546,7 @@ proptest! {
 
 #[test]
 fn host_steal_is_read_from_the_steal_column_of_each_cpu_line() {
-    use tessera::haptics::realtime::steal_ticks;
+    use tessera::haptics::steal_ticks;
     let stat = "cpu  3133163 0 168145 1675939 9678 0 1355 1141 0 0
 cpu0 1565000 0 84000 837000 4800 0 700 600 0 0
 cpu1 1568163 0 84145 838939 4878 0 655 541 0 0
@@ -594,7 +594,7 @@ proptest! {
         text in "((cpu[0-9]?|intr|ctxt)( +[0-9]{1,20}){0,10}\n){0,5}",
         cpu in proptest::option::of(0usize..4),
     ) {
-        let _ = tessera::haptics::realtime::steal_ticks(&text, cpu);
+        let _ = tessera::haptics::steal_ticks(&text, cpu);
     }
 }
 

@@ -3,7 +3,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
-use tessera::device::safety::SafetyFilter;
+use tessera::device::SafetyFilter;
 use tessera::device::{DeviceCommand, DeviceProfile, ReportCodec, SafetySettings};
 
 fuzz_target!(|text: &str| {

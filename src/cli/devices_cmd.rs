@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use std::path::PathBuf;
-use tessera::device::hid::present_devices;
+use tessera::device::present_devices;
 use tessera::device::DeviceProfile;
 
 #[derive(Debug, clap::Args)]

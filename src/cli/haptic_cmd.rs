@@ -14,9 +14,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tessera::assets;
 use tessera::config::{MaterialLibrary, Scene, ShapeSpec};
-use tessera::device::hid::{HidApiConnector, HidDriver, HidTiming};
-use tessera::device::sim::{sim_arm_spec, ArmModel};
+use tessera::device::{sim_arm_spec, ArmModel};
 use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
+use tessera::device::{HidApiConnector, HidDriver, HidTiming};
 use tessera::haptics::{serve, CpuPin, Notice, ServeInputs, ServerOptions, Summary};
 use tessera::session::{
     compare, first_difference, Comparison, Event, Recorder, Replayed, SessionReader,
@@ -357,7 +357,7 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
             scene.path.display()
         );
     };
-    let (threads, _) = tessera::haptics::realtime::simulation_threads(false)?;
+    let (threads, _) = tessera::haptics::simulation_threads(false)?;
     let world = World::from_scene(&scene, &assets, config.seed, &threads)?;
     let opened = open_device(config, run, stop)?;
     let hand = match &config.hand_script {

@@ -48,7 +48,7 @@ fn record_device(
     seconds: f64,
     hand: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
-    use tessera::device::sim::{sim_arm_spec, ArmModel};
+    use tessera::device::{sim_arm_spec, ArmModel};
     use tessera::device::{
         Device, DeviceCommand, HandScript, Safety, SafetySettings, SimulatedArm,
     };

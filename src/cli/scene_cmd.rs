@@ -149,7 +149,7 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
         (None, None) => bail!("give --height or --heights"),
     };
     let (scene, assets) = load_scene(&args.scene, None, cli)?;
-    let (threads, _) = tessera::haptics::realtime::simulation_threads(false)?;
+    let (threads, _) = tessera::haptics::simulation_threads(false)?;
     let bar = indicatif::ProgressBar::new(heights.len() as u64);
     let mut runs = Vec::with_capacity(heights.len());
     for &height in &heights {
@@ -302,7 +302,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     if !(args.seconds.is_finite() && args.seconds > 0.0) {
         bail!("--seconds must be positive, got {}", args.seconds);
     }
-    let (threads, realtime) = tessera::haptics::realtime::simulation_threads(args.realtime)?;
+    let (threads, realtime) = tessera::haptics::simulation_threads(args.realtime)?;
     let (scene, assets) = load_scene(&args.scene, args.count, cli)?;
     let mut world = World::from_scene(&scene, &assets, args.seed, &threads)?;
     let bodies_start = world.body_count();

@@ -3,21 +3,33 @@
 //! [`DeviceCommand`]. Admittance devices (the arm senses the user's force
 //! and moves to a commanded goal) and impedance devices (the arm takes a
 //! force) share one interface; [`Safety`] wraps every device. This module
-//! is the only one that speaks hidapi ([`hid`]).
+//! is the only one that speaks hidapi (`hid.rs`, [`HidDriver`]).
 
-pub mod codec;
-pub mod hand;
-pub mod hid;
-pub mod profile;
-pub mod safety;
-pub mod sim;
-pub mod transport;
+mod codec;
+mod hand;
+mod hid;
+mod profile;
+mod safety;
+mod sim;
+mod transport;
 
-pub use codec::{CodecError, ReportCodec};
-pub use hand::{HandScript, HandTrajectory};
-pub use profile::{DeviceProfile, ProfileError};
-pub use safety::{Safety, SafetyEvent, SafetySettings, SafetySettingsError, TripCause};
-pub use sim::SimulatedArm;
+pub use codec::{CodecError, Decoded, ReportCodec};
+pub use hand::{HandError, HandScript, HandStep, HandTrajectory};
+pub use hid::{
+    present_devices, HidApiConnector, HidApiTransport, HidCounters, HidDriver, HidTiming,
+    NotOpened, PresentDevice,
+};
+pub use profile::{
+    DeviceProfile, Field, FieldType, InputQuantity, OutputQuantity, ProfileError, ProfileSafety,
+    ReportLayout,
+};
+pub use safety::{
+    Safety, SafetyEvent, SafetyFilter, SafetySettings, SafetySettingsError, TripCause,
+};
+pub use sim::{sim_arm_profile, sim_arm_spec, ArmModel, SimulatedArm};
+pub use transport::{
+    Connector, MemoryConnector, MemoryDevice, MemoryTransport, Transport, TransportError,
+};
 
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};

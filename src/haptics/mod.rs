@@ -4,23 +4,26 @@
 //! ticks, the scaling interface between simulation and device, and the
 //! virtual coupling between device and proxy.
 
-pub mod coupling;
-pub mod deadlines;
+mod coupling;
+mod deadlines;
 mod haptic_loop;
-pub mod realtime;
-pub mod scaling;
+mod realtime;
+mod scaling;
 mod server;
 mod simulation;
-pub mod stats;
+mod stats;
 mod sync;
 
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use deadlines::Deadlines;
 pub use haptic_loop::{LoopError, Notice};
-pub use realtime::{CpuPin, HostSteal, RealtimeReport, SimulationRealtime};
+pub use realtime::{
+    quietest_cpu, simulation_threads, steal_ticks, CpuPin, HostSteal, ParseCpuPinError, PinError,
+    RealtimeReport, SimulationRealtime, SIMULATION_PRIORITY,
+};
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{
     serve, Commanded, FractureSummary, Outcome, ServeInputs, ServerError, ServerOptions, Summary,
     HAPTIC_RATE_HZ,
 };
-pub use stats::{Distribution, LoopStats, SyncStats};
+pub use stats::{Distribution, Histogram, LoopStats, SyncStats};

@@ -63,7 +63,7 @@ impl std::str::FromStr for CpuPin {
 /// Requests SCHED_FIFO for the calling thread, pins it as `pin` says and
 /// locks the process's memory if `request`; reports the policy in effect
 /// either way.
-pub fn request(request: bool, pin: CpuPin) -> RealtimeReport {
+pub(super) fn request(request: bool, pin: CpuPin) -> RealtimeReport {
     let mut errors = Vec::new();
     let mut memory_locked = false;
     let (mut cpu, mut cpu_choice) = (None, "not pinned".to_owned());
@@ -290,16 +290,20 @@ pub struct HostSteal {
 /// The steal counters at one moment: the text of `/proc/stat`, read where
 /// it exists.
 #[derive(Debug, Clone, Default)]
-pub struct StealSample(Option<String>);
+pub(super) struct StealSample(Option<String>);
 
 impl StealSample {
-    pub fn now() -> Self {
+    pub(super) fn now() -> Self {
         Self(std::fs::read_to_string("/proc/stat").ok())
     }
 
     /// The steal between `self` and the later sample `after`; `None` where
     /// the kernel does not report it.
-    pub fn until(&self, after: &StealSample, haptic_cpu: Option<usize>) -> Option<HostSteal> {
+    pub(super) fn until(
+        &self,
+        after: &StealSample,
+        haptic_cpu: Option<usize>,
+    ) -> Option<HostSteal> {
         let (before, after) = (self.0.as_deref()?, after.0.as_deref()?);
         let ms = |cpu: Option<usize>| -> Option<f64> {
             let ticks = steal_ticks(after, cpu)?.checked_sub(steal_ticks(before, cpu)?)?;
@@ -343,7 +347,7 @@ fn clock_ticks_per_s() -> f64 {
 }
 
 /// Undoes the memory lock (the process goes on after a run).
-pub fn release(report: &RealtimeReport) {
+pub(super) fn release(report: &RealtimeReport) {
     #[cfg(target_os = "linux")]
     if report.memory_locked {
         // SAFETY: no arguments; unlocks pages locked by `request`.

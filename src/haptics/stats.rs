@@ -109,7 +109,7 @@ pub struct LoopStats {
 
 /// Histograms the haptic thread fills.
 #[derive(Clone, Default)]
-pub struct LoopRecorder {
+pub(super) struct LoopRecorder {
     pub lateness: Histogram,
     pub compute: Histogram,
     pub ticks: u64,
@@ -118,7 +118,7 @@ pub struct LoopRecorder {
 }
 
 impl LoopRecorder {
-    pub fn stats(&self) -> LoopStats {
+    pub(super) fn stats(&self) -> LoopStats {
         LoopStats {
             ticks: self.ticks,
             period_error_us: self.lateness.summary(),

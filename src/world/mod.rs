@@ -2,7 +2,7 @@
 //! contact impulses handed to the fracture engine, broken bodies replaced by
 //! their fragments in the same step (Glondu 2012 §4.1–4.2).
 //!
-//! This is the only module that speaks rapier; [`units`] converts between
+//! This is the only module that speaks rapier; `units.rs` converts between
 //! its glam f32 simulation units and the crate's nalgebra SI values.
 //!
 //! A body's frame is the frame of its shape: for a tet-mesh body, the mesh's
@@ -17,7 +17,7 @@ mod extract;
 mod frames;
 mod shapes;
 mod sub;
-pub mod units;
+mod units;
 
 pub use breaking::{FractureEvent, FractureKind};
 pub use build::{SceneAssets, WorldError};

@@ -11,7 +11,7 @@ use rapier3d::glamx::{Pose3, Quat, Vec3};
 
 /// Converts between SI (metres) and the simulation's length unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Units {
+pub(super) struct Units {
     /// Metres per simulation length unit.
     pub z_fact: f64,
 }
@@ -19,56 +19,56 @@ pub struct Units {
 impl Units {
     /// A point or a length-carrying vector (position, velocity, impulse) in
     /// SI, into simulation units.
-    pub fn to_sim(&self, v: &Vector3<f64>) -> Vec3 {
+    pub(super) fn to_sim(self, v: &Vector3<f64>) -> Vec3 {
         let s = 1.0 / self.z_fact;
         Vec3::new((v.x * s) as f32, (v.y * s) as f32, (v.z * s) as f32)
     }
 
     /// The inverse of [`Self::to_sim`].
-    pub fn to_si(&self, v: Vec3) -> Vector3<f64> {
+    pub(super) fn to_si(self, v: Vec3) -> Vector3<f64> {
         vector(v) * self.z_fact
     }
 
-    pub fn point_to_sim(&self, p: &Point3<f64>) -> Vec3 {
+    pub(super) fn point_to_sim(&self, p: &Point3<f64>) -> Vec3 {
         self.to_sim(&p.coords)
     }
 
-    pub fn point_to_si(&self, v: Vec3) -> Point3<f64> {
+    pub(super) fn point_to_si(&self, v: Vec3) -> Point3<f64> {
         Point3::from(self.to_si(v))
     }
 
     /// A length in simulation units (m → unit).
-    pub fn length_to_sim(&self, length_m: f64) -> f32 {
+    pub(super) fn length_to_sim(&self, length_m: f64) -> f32 {
         (length_m / self.z_fact) as f32
     }
 
     /// A length in simulation units to metres.
-    pub fn length_to_si(&self, length: f32) -> f64 {
+    pub(super) fn length_to_si(&self, length: f32) -> f64 {
         f64::from(length) * self.z_fact
     }
 
     /// A volume in simulation units (unit³) to m³.
-    pub fn volume_to_si(&self, volume: f64) -> f64 {
+    pub(super) fn volume_to_si(&self, volume: f64) -> f64 {
         volume * self.z_fact.powi(3)
     }
 
     /// A normal impulse magnitude (kg·unit/s) to N·s.
-    pub fn impulse_to_si(&self, impulse: f32) -> f64 {
+    pub(super) fn impulse_to_si(&self, impulse: f32) -> f64 {
         self.length_to_si(impulse)
     }
 
     /// A torque (N·m = kg·m²/s²) into simulation units (kg·unit²/s²).
-    pub fn torque_to_sim(&self, torque_n_m: &Vector3<f64>) -> Vec3 {
+    pub(super) fn torque_to_sim(&self, torque_n_m: &Vector3<f64>) -> Vec3 {
         glam(&(torque_n_m / (self.z_fact * self.z_fact)))
     }
 
     /// An energy (kg·unit²/s², e.g. rapier's kinetic energy) to joules.
-    pub fn energy_to_si(&self, energy: f32) -> f64 {
+    pub(super) fn energy_to_si(&self, energy: f32) -> f64 {
         f64::from(energy) * self.z_fact * self.z_fact
     }
 
     /// An inverse inertia tensor (1/(kg·unit²)) to 1/(kg·m²).
-    pub fn inverse_inertia_to_si(
+    pub(super) fn inverse_inertia_to_si(
         &self,
         inverse: &rapier3d::parry::utils::SdpMatrix3<f32>,
     ) -> Matrix3<f64> {
@@ -81,7 +81,7 @@ impl Units {
     }
 
     /// Inertia (kg·m² → kg·unit²).
-    pub fn inertia_to_sim(&self, inertia: &Matrix3<f64>) -> rapier3d::glamx::Mat3 {
+    pub(super) fn inertia_to_sim(&self, inertia: &Matrix3<f64>) -> rapier3d::glamx::Mat3 {
         let s = 1.0 / (self.z_fact * self.z_fact);
         let c = |j: usize| {
             Vec3::new(
@@ -94,7 +94,7 @@ impl Units {
     }
 
     /// A rigid pose with its translation in metres, into simulation units.
-    pub fn pose_to_sim(&self, pose: &Isometry3<f64>) -> Pose3 {
+    pub(super) fn pose_to_sim(&self, pose: &Isometry3<f64>) -> Pose3 {
         let q = pose.rotation.quaternion();
         Pose3::from_parts(
             self.to_sim(&pose.translation.vector),
@@ -103,7 +103,7 @@ impl Units {
     }
 
     /// The inverse of [`Self::pose_to_sim`].
-    pub fn pose_to_si(&self, pose: &Pose3) -> Isometry3<f64> {
+    pub(super) fn pose_to_si(&self, pose: &Pose3) -> Isometry3<f64> {
         let q = pose.rotation;
         Isometry3::from_parts(
             Translation3::from(self.to_si(pose.translation)),
@@ -118,11 +118,11 @@ impl Units {
 }
 
 /// A unit-free vector (angular velocity, direction) to f64.
-pub fn vector(v: Vec3) -> Vector3<f64> {
+pub(super) fn vector(v: Vec3) -> Vector3<f64> {
     Vector3::new(f64::from(v.x), f64::from(v.y), f64::from(v.z))
 }
 
 /// A unit-free vector to glam f32.
-pub fn glam(v: &Vector3<f64>) -> Vec3 {
+pub(super) fn glam(v: &Vector3<f64>) -> Vec3 {
     Vec3::new(v.x as f32, v.y as f32, v.z as f32)
 }
