@@ -119,6 +119,7 @@
 
 pub mod assets;
 pub mod config;
+mod contained;
 pub mod device;
 pub mod fem;
 pub mod fracture;

@@ -172,3 +172,33 @@ fn a_record_length_near_the_limit_is_refused_not_an_overflow() {
         }
     }
 }
+
+#[test]
+fn a_chunk_whose_records_overrun_it_is_damage_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.mcap");
+    write_log(&path, 20);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let le_u64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let mut at = 8;
+    while bytes[at] != 0x06 {
+        at += 9 + le_u64(&bytes, at + 1) as usize;
+    }
+    // The chunk's records' length (after an empty compression name) made
+    // shorter than its first record; its CRC zeroed (not checked).
+    let body = at + 9;
+    bytes[body + 24..body + 28].fill(0);
+    bytes[body + 32..body + 40].copy_from_slice(&5u64.to_le_bytes());
+
+    match SessionReader::from_bytes(&bytes, "overrun.mcap") {
+        Err(e) => {
+            let message = e.to_string();
+            assert!(message.contains("overrun.mcap"), "{message}");
+            assert!(message.contains("overrun it"), "{message}");
+        }
+        Ok(log) => {
+            let why = log.truncated.expect("read as damaged");
+            assert!(why.contains("overrun it"), "{why}");
+        }
+    }
+}

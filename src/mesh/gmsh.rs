@@ -153,28 +153,10 @@ pub fn read_gmsh_bytes(bytes: &[u8], path: &Path) -> Result<TetMesh, MeshError> 
 /// What `mshio::parse_msh_bytes` returns.
 type MshParse<'a> = Result<mshio::MshFile<u64, i32, f64>, mshio::MshParserError<&'a [u8]>>;
 
-std::thread_local! {
-    static IN_MSHIO: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// `mshio::parse_msh_bytes`, with its panics turned into `None`. mshio 0.4.2
 /// unwraps integer parses of the header and subtracts header counts
 /// unchecked (`max_node_tag - min_node_tag`, `num_nodes - 1`), so a damaged
-/// file can panic inside it (found by `fuzz/fuzz_targets/msh.rs`). While it
-/// runs, the panic hook stays silent on this thread; elsewhere it is the
-/// previous hook, unchanged.
+/// file can panic inside it (found by `fuzz/fuzz_targets/msh.rs`).
 fn parse_contained(bytes: &[u8]) -> Option<MshParse<'_>> {
-    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
-    QUIET_HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !IN_MSHIO.with(std::cell::Cell::get) {
-                previous(info);
-            }
-        }));
-    });
-    IN_MSHIO.with(|flag| flag.set(true));
-    let result = std::panic::catch_unwind(|| mshio::parse_msh_bytes(bytes));
-    IN_MSHIO.with(|flag| flag.set(false));
-    result.ok()
+    crate::contained::contained(|| mshio::parse_msh_bytes(bytes))
 }

@@ -58,7 +58,19 @@ impl SessionReader {
         let mut topics = std::collections::HashMap::new();
         let mut messages = Messages::new(bytes);
         loop {
-            let record = match messages.next() {
+            // mcap 0.26 subtracts a record's length from its chunk's
+            // remaining bytes unchecked (a panic with overflow checks; found
+            // by `fuzz/fuzz_targets/mcap.rs`): the log ends there.
+            let next =
+                crate::contained::contained(std::panic::AssertUnwindSafe(|| messages.next()));
+            let Some(next) = next else {
+                truncated = Some(format!(
+                    "a chunk's records overrun it near byte {} (the file was damaged)",
+                    messages.offset()
+                ));
+                break;
+            };
+            let record = match next {
                 None => break,
                 Some(Ok(record)) => record,
                 Some(Err(mcap::McapError::BadChunkCrc { saved, calculated })) => {
