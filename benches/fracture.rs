@@ -66,6 +66,7 @@ fn fracture_event(c: &mut Criterion) {
             &material,
             &EigenSettings::new(100),
             Some(&cache),
+            &threads,
             &|_| {},
         )
         .unwrap();

@@ -19,8 +19,9 @@ fn sub_world(cubes: usize) -> (SubWorld, tessera::world::BodyId) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/scenes/cube-push.toml");
     let mut scene = Scene::load(&path).unwrap();
     scene.set_array_count(cubes).unwrap();
-    let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {}).unwrap();
     let threads = rayon::ThreadPoolBuilder::new().build().unwrap();
+    let assets =
+        SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &threads, &|_| {}).unwrap();
     let world = World::from_scene(&scene, &assets, 0, &threads).unwrap();
     let proxy = world.find("pusher").unwrap();
     let mut update = SubWorldUpdate::default();

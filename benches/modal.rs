@@ -38,6 +38,7 @@ fn assembly(c: &mut Criterion) {
 }
 
 fn modal(c: &mut Criterion) {
+    let threads = rayon::ThreadPoolBuilder::new().build().unwrap();
     let material = MaterialLibrary::builtin().get("porcelain").unwrap().clone();
     let settings = EigenSettings::new(100);
     let mut group = c.benchmark_group("modal");
@@ -49,12 +50,16 @@ fn modal(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::new("eigensolve-100-modes", mesh.tet_count()),
             &mesh,
-            |b, mesh| b.iter(|| solve_modes(mesh, &material, &settings, None, &|_| {}).unwrap()),
+            |b, mesh| {
+                b.iter(|| solve_modes(mesh, &material, &settings, None, &threads, &|_| {}).unwrap())
+            },
         );
         group.bench_with_input(
             BenchmarkId::new("basis-with-modal-stress", mesh.tet_count()),
             &mesh,
-            |b, mesh| b.iter(|| analyse(mesh, &material, &settings, None, &|_| {}).unwrap()),
+            |b, mesh| {
+                b.iter(|| analyse(mesh, &material, &settings, None, &threads, &|_| {}).unwrap())
+            },
         );
     }
     group.finish();

@@ -41,7 +41,7 @@ fn world_steps(c: &mut Criterion) {
     for &count in counts {
         let mut basin = scene("cube-basin");
         basin.set_array_count(count).unwrap();
-        let assets = SceneAssets::load(&basin, &library, Some(&cache), &|_| {}).unwrap();
+        let assets = SceneAssets::load(&basin, &library, Some(&cache), &threads, &|_| {}).unwrap();
         group.bench_with_input(
             BenchmarkId::new(format!("cube-basin-{steps}-steps"), count),
             &count,
@@ -61,7 +61,7 @@ fn world_steps(c: &mut Criterion) {
     }
     if bench_mode {
         let bricks = scene("bricks");
-        let assets = SceneAssets::load(&bricks, &library, Some(&cache), &|_| {}).unwrap();
+        let assets = SceneAssets::load(&bricks, &library, Some(&cache), &threads, &|_| {}).unwrap();
         group.bench_function("bricks-200-steps", |b| {
             b.iter_batched(
                 || World::from_scene(&bricks, &assets, 0, &threads).unwrap(),

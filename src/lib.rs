@@ -40,12 +40,12 @@
 //! use tessera::mesh::MeshSpec;
 //! use tessera::modal::{analyse, EigenSettings};
 //!
+//! // Parallel work runs on the pool the caller passes.
+//! let threads = rayon::ThreadPoolBuilder::new().build()?;
 //! let mesh = MeshSpec::parse("box:0.3,0.3,0.03:12,12,2")?.load()?;
 //! let material = MaterialLibrary::builtin().get("glondu-slab")?.clone();
-//! let (basis, _report) = analyse(&mesh, &material, &EigenSettings::new(20), None, &|_| {})?;
+//! let (basis, _report) = analyse(&mesh, &material, &EigenSettings::new(20), None, &threads, &|_| {})?;
 //! let mut slab = BreakableBody::new(mesh, material, basis, 0)?;
-//! // The engine's parallel phases run on the pool the caller passes.
-//! let threads = rayon::ThreadPoolBuilder::new().build()?;
 //! let strike = [ContactPoint {
 //!     point_m: Point3::new(0.15, 0.15, 0.03),
 //!     normal: -Vector3::z(),
@@ -99,8 +99,8 @@
 //!     "#,
 //!     Path::new("drop.toml"),
 //! )?;
-//! let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {})?;
 //! let threads = rayon::ThreadPoolBuilder::new().build()?;
+//! let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &threads, &|_| {})?;
 //! let mut world = World::from_scene(&scene, &assets, 0, &threads)?;
 //! let ball = world.find("ball").expect("the scene's ball");
 //! let mut counters = Counters::default();

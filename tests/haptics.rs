@@ -25,8 +25,8 @@ fn scene_path(name: &str) -> PathBuf {
 
 /// The global world of `scene` (modal analyses not cached).
 fn world_of(scene: &Scene) -> World {
-    let assets =
-        SceneAssets::load(scene, &MaterialLibrary::builtin(), None, &|_| {}).expect("scene builds");
+    let assets = SceneAssets::load(scene, &MaterialLibrary::builtin(), None, threads(), &|_| {})
+        .expect("scene builds");
     World::from_scene(scene, &assets, 0, threads()).expect("world builds")
 }
 

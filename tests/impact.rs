@@ -14,7 +14,15 @@ fn tile() -> TetMesh {
 }
 
 fn body(mesh: TetMesh, material: Material, modes: usize, seed: u64) -> BreakableBody {
-    let (basis, _) = analyse(&mesh, &material, &EigenSettings::new(modes), None, &|_| {}).unwrap();
+    let (basis, _) = analyse(
+        &mesh,
+        &material,
+        &EigenSettings::new(modes),
+        None,
+        threads(),
+        &|_| {},
+    )
+    .unwrap();
     BreakableBody::new(mesh, material, basis, seed).unwrap()
 }
 
@@ -165,7 +173,15 @@ fn bar_in_uniaxial_tension_cracks_normal_to_its_axis() {
 /// Crack area and fragment count summed over seeds for one material.
 fn over_seeds(material: &Material, impulse: f64) -> (f64, usize) {
     let mesh = tile();
-    let (basis, _) = analyse(&mesh, material, &EigenSettings::new(40), None, &|_| {}).unwrap();
+    let (basis, _) = analyse(
+        &mesh,
+        material,
+        &EigenSettings::new(40),
+        None,
+        threads(),
+        &|_| {},
+    )
+    .unwrap();
     let mut area = 0.0;
     let mut fragments = 0;
     for seed in 0..6 {
@@ -412,14 +428,23 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
     let job = b.own_basis_job(largest, 7, 100).expect("large piece");
     assert!(job.mesh.tet_count() <= largest.tets.len());
     assert!(job.mesh.volume() <= largest.volume_m3 * (1.0 + 1e-12));
-    let worker = BasisWorker::spawn(None).unwrap();
+    let worker =
+        BasisWorker::spawn(None, rayon::ThreadPoolBuilder::new().build().unwrap()).unwrap();
     worker.submit(job.clone()).unwrap();
     let result = worker
         .wait(std::time::Duration::from_secs(120))
         .expect("analysis finished");
     assert_eq!(result.key, 7);
     let basis = result.basis.unwrap();
-    let (direct, _) = analyse(&job.mesh, &material, &job.settings, None, &|_| {}).unwrap();
+    let (direct, _) = analyse(
+        &job.mesh,
+        &material,
+        &job.settings,
+        None,
+        threads(),
+        &|_| {},
+    )
+    .unwrap();
     for (a, d) in basis.eigenvalues.iter().zip(&direct.eigenvalues) {
         assert!((a - d).abs() <= 1e-9 * d, "{a} vs {d}");
     }

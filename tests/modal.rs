@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{material, rel};
+use common::{material, rel, threads};
 use nalgebra::DMatrix;
 use tessera::config::Material;
 use tessera::fem::{assemble_stiffness, constitutive_matrix, lumped_mass, DofPattern, TetElement};
@@ -24,7 +24,15 @@ fn solve(mesh: &TetMesh, material: &Material, modes: usize) -> EigenSolution {
 fn tile_basis(cells: [usize; 3], modes: usize) -> (TetMesh, Material, ModalBasis, ModalReport) {
     let mesh = box_mesh([0.1, 0.05, 0.01], cells, None).unwrap();
     let tile = material("ceramic-tile");
-    let (basis, report) = analyse(&mesh, &tile, &EigenSettings::new(modes), None, &|_| {}).unwrap();
+    let (basis, report) = analyse(
+        &mesh,
+        &tile,
+        &EigenSettings::new(modes),
+        None,
+        threads(),
+        &|_| {},
+    )
+    .unwrap();
     (mesh, tile, basis, report)
 }
 
@@ -410,9 +418,11 @@ fn cache_round_trip_and_damaged_entries() {
     let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
     let tile = material("ceramic-tile");
     let settings = EigenSettings::new(12);
-    let (first, report) = solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap();
+    let (first, report) =
+        solve_modes(&mesh, &tile, &settings, Some(&cache), threads(), &|_| {}).unwrap();
     assert!(!report.from_cache);
-    let (second, report) = solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap();
+    let (second, report) =
+        solve_modes(&mesh, &tile, &settings, Some(&cache), threads(), &|_| {}).unwrap();
     assert!(report.from_cache);
     assert_eq!(first.eigenvalues, second.eigenvalues);
     assert_eq!(first.shapes, second.shapes);
@@ -420,14 +430,15 @@ fn cache_round_trip_and_damaged_entries() {
     let mut damped = tile.clone();
     damped.damping_mass_per_s *= 3.0;
     assert!(
-        solve_modes(&mesh, &damped, &settings, Some(&cache), &|_| {})
+        solve_modes(&mesh, &damped, &settings, Some(&cache), threads(), &|_| {})
             .unwrap()
             .1
             .from_cache
     );
     let mut denser = tile.clone();
     denser.density_kg_m3 *= 2.0;
-    let (heavy, report) = solve_modes(&mesh, &denser, &settings, Some(&cache), &|_| {}).unwrap();
+    let (heavy, report) =
+        solve_modes(&mesh, &denser, &settings, Some(&cache), threads(), &|_| {}).unwrap();
     assert!(!report.from_cache);
     assert!(
         rel(heavy.eigenvalues[0], first.eigenvalues[0] / 2.0) < 1e-9,
@@ -436,11 +447,12 @@ fn cache_round_trip_and_damaged_entries() {
     // A damaged entry is ignored and rewritten.
     let path = cache.path_for(&mesh, &tile, &settings);
     std::fs::write(&path, b"not a cache entry").unwrap();
-    let (third, report) = solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {}).unwrap();
+    let (third, report) =
+        solve_modes(&mesh, &tile, &settings, Some(&cache), threads(), &|_| {}).unwrap();
     assert!(!report.from_cache);
     assert!(rel(third.eigenvalues[0], first.eigenvalues[0]) < 1e-12);
     assert!(
-        solve_modes(&mesh, &tile, &settings, Some(&cache), &|_| {})
+        solve_modes(&mesh, &tile, &settings, Some(&cache), threads(), &|_| {})
             .unwrap()
             .1
             .from_cache

@@ -15,8 +15,14 @@ fn scene_path(name: &str) -> PathBuf {
 
 fn load(name: &str) -> (Scene, SceneAssets) {
     let scene = Scene::load(&scene_path(name)).expect("shipped scene is valid");
-    let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {})
-        .expect("shipped scene builds");
+    let assets = SceneAssets::load(
+        &scene,
+        &MaterialLibrary::builtin(),
+        None,
+        threads(),
+        &|_| {},
+    )
+    .expect("shipped scene builds");
     (scene, assets)
 }
 
@@ -109,10 +115,16 @@ fn scene_errors_name_file_body_and_field() {
     );
 
     let scene = parse(&BALL_ON_BOX.replace("\"steel\"", "\"unobtainium\"")).unwrap();
-    let material = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {})
-        .err()
-        .expect("unknown material")
-        .to_string();
+    let material = SceneAssets::load(
+        &scene,
+        &MaterialLibrary::builtin(),
+        None,
+        threads(),
+        &|_| {},
+    )
+    .err()
+    .expect("unknown material")
+    .to_string();
     assert!(
         material.contains("unobtainium") && material.contains("steel"),
         "{material}"
@@ -145,7 +157,14 @@ fn array_fills_rows_then_layers_and_takes_a_count() {
 #[test]
 fn a_falling_ball_lands_and_momentum_follows_gravity() {
     let scene = parse(BALL_ON_BOX).unwrap();
-    let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &|_| {}).unwrap();
+    let assets = SceneAssets::load(
+        &scene,
+        &MaterialLibrary::builtin(),
+        None,
+        threads(),
+        &|_| {},
+    )
+    .unwrap();
     let mut world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
     let ball = world.find("ball").unwrap();
     let mass = world.motion(ball).unwrap().mass_kg;

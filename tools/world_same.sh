@@ -29,7 +29,9 @@ different=0
 compare() { # name, then the command's arguments; the filter in $filter
   local name=$1; shift
   for bin in "$a" "$b"; do
-    (cd "$out" && "$bin" "$@") | python3 -c "$filter" > "$out/$(basename "$bin").$name.json"
+    # Each binary its own modal cache: both solve their analyses.
+    (cd "$out" && TESSERA_CACHE_DIR="$out/cache-$(basename "$bin")" "$bin" "$@") |
+      python3 -c "$filter" > "$out/$(basename "$bin").$name.json"
   done
   if cmp -s "$out/$(basename "$a").$name.json" "$out/$(basename "$b").$name.json"; then
     printf '%-24s same (%s)\n' "$name" "$(head -c 60 "$out/$(basename "$a").$name.json")"

@@ -159,9 +159,10 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let rankine_threshold_pa = material.rankine_threshold_pa;
     let mesh = MeshSpec::parse(&args.body.mesh)?.load()?;
     let settings = modes::settings(args.modes, None, 10.0)?;
+    let threads = rayon::ThreadPoolBuilder::new().build()?;
     let cache = ModalCache::new(default_cache_dir());
     let bar = solve_progress("modal analysis");
-    let (basis, _) = analyse(&mesh, &material, &settings, Some(&cache), &|n| {
+    let (basis, _) = analyse(&mesh, &material, &settings, Some(&cache), &threads, &|n| {
         bar.set_position(n as u64)
     })?;
     bar.finish_and_clear();
@@ -180,7 +181,6 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             args.body.mesh, args.body.material
         )
     })?;
-    let threads = rayon::ThreadPoolBuilder::new().build()?;
     let mut counters = Counters::default();
     let start = Instant::now();
     let mut outcomes = Vec::new();

@@ -350,14 +350,14 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
         Some(file) => Ok(file.bytes.clone()),
         None => std::fs::read(path),
     };
-    let (scene, assets) = prepare_scene(scene, config.count, &library, &read)?;
+    let (threads, _) = tessera::haptics::simulation_threads(false)?;
+    let (scene, assets) = prepare_scene(scene, config.count, &library, &threads, &read)?;
     let Some(haptic) = scene.haptic.clone() else {
         bail!(
             "{}: the scene has no [haptic] table (which body is the proxy)",
             scene.path.display()
         );
     };
-    let (threads, _) = tessera::haptics::simulation_threads(false)?;
     let world = World::from_scene(&scene, &assets, config.seed, &threads)?;
     let opened = open_device(config, run, stop)?;
     let hand = match &config.hand_script {

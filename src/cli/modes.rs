@@ -86,8 +86,9 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let settings = settings(args.modes, args.guard, args.shift_hz)?;
     let cache = (!args.no_cache)
         .then(|| ModalCache::new(args.cache_dir.clone().unwrap_or_else(default_cache_dir)));
+    let threads = rayon::ThreadPoolBuilder::new().build()?;
     let bar = solve_progress("modal analysis");
-    let (modes, report) = solve_modes(&mesh, material, &settings, cache.as_ref(), &|n| {
+    let (modes, report) = solve_modes(&mesh, material, &settings, cache.as_ref(), &threads, &|n| {
         bar.set_position(n as u64)
     })
     .with_context(|| {

@@ -35,9 +35,10 @@ pub(super) fn load_scene(
     scene: &str,
     count: Option<usize>,
     cli: &Cli,
+    threads: &rayon::ThreadPool,
 ) -> anyhow::Result<(Scene, SceneAssets)> {
     let scene = Scene::load(&scene_path(scene)?)?;
-    prepare_scene(scene, count, &material_library(cli)?, &|path| {
+    prepare_scene(scene, count, &material_library(cli)?, threads, &|path| {
         std::fs::read(path)
     })
 }
@@ -49,12 +50,13 @@ pub(super) fn scene_text(scene: &str) -> anyhow::Result<(PathBuf, String)> {
     Ok((path, text))
 }
 
-/// Sets the array count of a parsed scene and prepares its assets, reading
-/// mesh files through `read`.
+/// Sets the array count of a parsed scene and prepares its assets on
+/// `threads`, reading mesh files through `read`.
 pub(super) fn prepare_scene(
     mut scene: Scene,
     count: Option<usize>,
     library: &MaterialLibrary,
+    threads: &rayon::ThreadPool,
     read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
 ) -> anyhow::Result<(Scene, SceneAssets)> {
     if let Some(count) = count {
@@ -66,6 +68,7 @@ pub(super) fn prepare_scene(
         &scene,
         library,
         Some(&cache),
+        threads,
         &|body| {
             bar.set_message(format!("modal analysis of `{body}`"));
             bar.tick();
@@ -148,8 +151,8 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
         (None, Some(h)) => vec![h],
         (None, None) => bail!("give --height or --heights"),
     };
-    let (scene, assets) = load_scene(&args.scene, None, cli)?;
     let (threads, _) = tessera::haptics::simulation_threads(false)?;
+    let (scene, assets) = load_scene(&args.scene, None, cli, &threads)?;
     let bar = indicatif::ProgressBar::new(heights.len() as u64);
     let mut runs = Vec::with_capacity(heights.len());
     for &height in &heights {
@@ -303,7 +306,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
         bail!("--seconds must be positive, got {}", args.seconds);
     }
     let (threads, realtime) = tessera::haptics::simulation_threads(args.realtime)?;
-    let (scene, assets) = load_scene(&args.scene, args.count, cli)?;
+    let (scene, assets) = load_scene(&args.scene, args.count, cli, &threads)?;
     let mut world = World::from_scene(&scene, &assets, args.seed, &threads)?;
     let bodies_start = world.body_count();
     let steps = tessera::limits::simulated_steps(args.seconds, scene.world.time_step_s)

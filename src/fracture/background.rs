@@ -44,8 +44,9 @@ pub struct BasisWorker {
 }
 
 impl BasisWorker {
-    /// Starts the thread; `cache` is used for every job if given.
-    pub fn spawn(cache: Option<ModalCache>) -> std::io::Result<Self> {
+    /// Starts the thread; `cache` is used for every job if given, and each
+    /// analysis runs on `threads`.
+    pub fn spawn(cache: Option<ModalCache>, threads: rayon::ThreadPool) -> std::io::Result<Self> {
         let (job_sender, jobs) = channel::<BasisJob>();
         let (result_sender, results) = channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -63,6 +64,7 @@ impl BasisWorker {
                         &job.material,
                         &job.settings,
                         cache.as_ref(),
+                        &threads,
                         &|_| {},
                     )
                     .map(|(basis, _)| basis);

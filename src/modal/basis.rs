@@ -120,7 +120,19 @@ pub struct Modes {
 
 /// The modes of `mesh` in `material`: from `cache` when it holds them for the
 /// same mesh, elastic parameters and settings, otherwise solved (and stored).
+/// The factorization and the Lanczos products run on `threads`.
 pub fn solve_modes(
+    mesh: &TetMesh,
+    material: &Material,
+    settings: &EigenSettings,
+    cache: Option<&ModalCache>,
+    threads: &rayon::ThreadPool,
+    on_solve: &(dyn Fn(usize) + Sync),
+) -> Result<(Modes, ModalReport), ModalError> {
+    threads.install(|| solve_modes_in_pool(mesh, material, settings, cache, on_solve))
+}
+
+fn solve_modes_in_pool(
     mesh: &TetMesh,
     material: &Material,
     settings: &EigenSettings,
@@ -189,17 +201,18 @@ pub fn solve_modes(
 
 /// The full modal basis (modes, dynamics, modal stresses) of `mesh` in
 /// `material`, through [`solve_modes`]; `report.seconds.modal_stress` and
-/// `total` include the table.
+/// `total` include the table, built on `threads` too.
 pub fn analyse(
     mesh: &TetMesh,
     material: &Material,
     settings: &EigenSettings,
     cache: Option<&ModalCache>,
+    threads: &rayon::ThreadPool,
     on_solve: &(dyn Fn(usize) + Sync),
 ) -> Result<(ModalBasis, ModalReport), ModalError> {
-    let (modes, mut report) = solve_modes(mesh, material, settings, cache, on_solve)?;
+    let (modes, mut report) = solve_modes(mesh, material, settings, cache, threads, on_solve)?;
     let t = Instant::now();
-    let basis = ModalBasis::from_modes(mesh, material, modes);
+    let basis = threads.install(|| ModalBasis::from_modes(mesh, material, modes));
     report.seconds.modal_stress = t.elapsed().as_secs_f64();
     report.seconds.total += report.seconds.modal_stress;
     Ok((basis, report))

@@ -71,15 +71,16 @@ pub struct SceneAssets {
 
 impl SceneAssets {
     /// Resolves the scene's materials and runs (or loads from `cache`) the
-    /// modal analyses; `on_analysis` is called with the body's name before
-    /// each.
+    /// modal analyses on `threads`; `on_analysis` is called with the
+    /// body's name before each.
     pub fn load(
         scene: &Scene,
         library: &MaterialLibrary,
         cache: Option<&ModalCache>,
+        threads: &rayon::ThreadPool,
         on_analysis: &dyn Fn(&str),
     ) -> Result<Self, WorldError> {
-        Self::load_with(scene, library, cache, on_analysis, &|path| {
+        Self::load_with(scene, library, cache, threads, on_analysis, &|path| {
             std::fs::read(path)
         })
     }
@@ -90,6 +91,7 @@ impl SceneAssets {
         scene: &Scene,
         library: &MaterialLibrary,
         cache: Option<&ModalCache>,
+        threads: &rayon::ThreadPool,
         on_analysis: &dyn Fn(&str),
         read: &dyn Fn(&std::path::Path) -> std::io::Result<Vec<u8>>,
     ) -> Result<Self, WorldError> {
@@ -129,13 +131,11 @@ impl SceneAssets {
                 .map_err(mesh_error)?;
             on_analysis(&spec.name);
             let settings = EigenSettings::new(scene.world.modes);
-            let (basis, _) =
-                analyse(&tets, &material, &settings, cache, &|_| {}).map_err(|source| {
-                    WorldError::Modal {
-                        path: scene.path.clone(),
-                        body: spec.name.clone(),
-                        source,
-                    }
+            let (basis, _) = analyse(&tets, &material, &settings, cache, threads, &|_| {})
+                .map_err(|source| WorldError::Modal {
+                    path: scene.path.clone(),
+                    body: spec.name.clone(),
+                    source,
                 })?;
             assets.bases.insert(key, (Arc::new(tets), Arc::new(basis)));
         }
