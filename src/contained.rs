@@ -41,7 +41,7 @@ mod tests {
         assert_eq!(contained(|| 7), Some(7));
         let none: Option<()> = contained(|| panic!("a dependency's bug"));
         assert_eq!(none, None);
-        // The hook is back to reporting outside.
+        // A nested call restores the outer containment when it returns.
         assert_eq!(contained(|| contained(|| 1)), Some(Some(1)));
     }
 }

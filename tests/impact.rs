@@ -35,30 +35,30 @@ fn strike(impulse: f64) -> Vec<ContactPoint> {
     }]
 }
 
+/// A steel-ball strike of `impulse` (N·s) on `b`, the engine's phase times
+/// discarded.
+fn strike_body(b: &mut BreakableBody, impulse: f64, settings: &FractureSettings) -> ImpactOutcome {
+    b.impact(
+        &strike(impulse),
+        &Impactor::steel_ball(),
+        settings,
+        threads(),
+        &mut Counters::default(),
+    )
+}
+
 #[test]
 fn below_the_rankine_threshold_nothing_breaks_above_it_a_crack_starts() {
     let settings = FractureSettings::default();
     let mut soft = body(tile(), material("ceramic-tile"), 40, 1);
-    let gentle = soft.impact(
-        &strike(0.1),
-        &Impactor::steel_ball(),
-        &settings,
-        threads(),
-        &mut Counters::default(),
-    );
+    let gentle = strike_body(&mut soft, 0.1, &settings);
     assert!(gentle.peak_stress_pa < material("ceramic-tile").rankine_threshold_pa);
     assert!(gentle.cracks.is_empty());
     assert_eq!(soft.state().damaged_count(), 0);
     assert_eq!(soft.fragments(threads()).len(), 1);
 
     let mut hit = body(tile(), material("ceramic-tile"), 40, 1);
-    let hard = hit.impact(
-        &strike(2.0),
-        &Impactor::steel_ball(),
-        &settings,
-        threads(),
-        &mut Counters::default(),
-    );
+    let hard = strike_body(&mut hit, 2.0, &settings);
     assert!(hard.peak_stress_pa > material("ceramic-tile").rankine_threshold_pa);
     assert!(!hard.cracks.is_empty());
     let pieces = hit.fragments(threads());
@@ -191,13 +191,7 @@ fn over_seeds(material: &Material, impulse: f64) -> (f64, usize) {
             seed,
             ..Default::default()
         };
-        let outcome = b.impact(
-            &strike(impulse),
-            &Impactor::steel_ball(),
-            &settings,
-            threads(),
-            &mut Counters::default(),
-        );
+        let outcome = strike_body(&mut b, impulse, &settings);
         area += outcome.cracks.iter().map(|c| c.area_m2).sum::<f64>();
         fragments += b.fragments(threads()).len();
     }
@@ -332,13 +326,7 @@ fn without_the_exact_peak_the_same_cracks_start() {
                 exact_peak_stress,
                 ..Default::default()
             };
-            let outcome = b.impact(
-                &strike(impulse),
-                &Impactor::steel_ball(),
-                &settings,
-                threads(),
-                &mut Counters::default(),
-            );
+            let outcome = strike_body(&mut b, impulse, &settings);
             let pieces: Vec<_> = b
                 .fragments(threads())
                 .iter()
@@ -368,13 +356,7 @@ fn without_the_exact_peak_the_same_cracks_start() {
 #[test]
 fn a_fragment_breaks_again_only_within_its_own_tets() {
     let mut b = body(tile(), material("ceramic-tile"), 40, 5);
-    b.impact(
-        &strike(2.0),
-        &Impactor::steel_ball(),
-        &FractureSettings::default(),
-        threads(),
-        &mut Counters::default(),
-    );
+    strike_body(&mut b, 2.0, &FractureSettings::default());
     let pieces = b.fragments(threads());
     let largest = largest(&pieces);
     let mut piece = b.fragment_body(largest);
@@ -415,13 +397,7 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
     let material = material("ceramic-tile");
     let mesh = tile();
     let mut b = body(mesh, material.clone(), 20, 6);
-    b.impact(
-        &strike(2.0),
-        &Impactor::steel_ball(),
-        &FractureSettings::default(),
-        threads(),
-        &mut Counters::default(),
-    );
+    strike_body(&mut b, 2.0, &FractureSettings::default());
     let pieces = b.fragments(threads());
     let largest = largest(&pieces);
     assert!(b.own_basis_job(largest, 7, usize::MAX).is_none());

@@ -139,6 +139,24 @@ fn a_logged_hand_path_drives_the_simulated_arm_again() {
     assert!((hand.duration_s() - 0.199).abs() < 1e-12);
 }
 
+/// The offset of the body of the log's first chunk, whose CRC is zeroed
+/// (an MCAP CRC of 0 means "not computed"). The chunk body: start and end
+/// times (16), uncompressed size (8), CRC (4), compression (4-byte length +
+/// text, empty here), records' length (8), records.
+fn first_chunk_without_crc(bytes: &mut [u8]) -> usize {
+    // Records after the 8-byte magic: opcode (1), length (8), body.
+    let le_u64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let mut at = 8;
+    while bytes[at] != 0x06 {
+        at += 9 + le_u64(bytes, at + 1) as usize;
+    }
+    let body = at + 9;
+    bytes[body + 24..body + 28].fill(0);
+    let compression = u32::from_le_bytes(bytes[body + 28..body + 32].try_into().unwrap());
+    assert_eq!(compression, 0, "uncompressed chunks");
+    body
+}
+
 /// Found by `tools/fuzz.sh` (target `mcap`): a chunk without a CRC (an
 /// MCAP CRC of 0 means "not computed") holding a record whose length is
 /// near 2⁶⁴ overflowed mcap's arithmetic. Such a log is refused, or read
@@ -149,18 +167,7 @@ fn a_record_length_near_the_limit_is_refused_not_an_overflow() {
     let path = dir.path().join("run.mcap");
     write_log(&path, 20);
     let mut bytes = std::fs::read(&path).unwrap();
-    // Records after the 8-byte magic: opcode (1), length (8), body.
-    let le_u64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let mut at = 8;
-    while bytes[at] != 0x06 {
-        at += 9 + le_u64(&bytes, at + 1) as usize;
-    }
-    // Chunk body: start and end times (16), uncompressed size (8), CRC (4),
-    // compression (4-byte length + text), records' length (8), records.
-    let body = at + 9;
-    bytes[body + 24..body + 28].fill(0);
-    let compression = u32::from_le_bytes(bytes[body + 28..body + 32].try_into().unwrap());
-    assert_eq!(compression, 0, "uncompressed chunks");
+    let body = first_chunk_without_crc(&mut bytes);
     let first_record = body + 32 + 8;
     bytes[first_record + 1..first_record + 9].copy_from_slice(&(u64::MAX - 4).to_le_bytes());
 
@@ -179,15 +186,8 @@ fn a_chunk_whose_records_overrun_it_is_damage_not_a_panic() {
     let path = dir.path().join("run.mcap");
     write_log(&path, 20);
     let mut bytes = std::fs::read(&path).unwrap();
-    let le_u64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let mut at = 8;
-    while bytes[at] != 0x06 {
-        at += 9 + le_u64(&bytes, at + 1) as usize;
-    }
-    // The chunk's records' length (after an empty compression name) made
-    // shorter than its first record; its CRC zeroed (not checked).
-    let body = at + 9;
-    bytes[body + 24..body + 28].fill(0);
+    // The chunk's records' length made shorter than its first record.
+    let body = first_chunk_without_crc(&mut bytes);
     bytes[body + 32..body + 40].copy_from_slice(&5u64.to_le_bytes());
 
     match SessionReader::from_bytes(&bytes, "overrun.mcap") {

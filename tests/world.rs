@@ -13,16 +13,14 @@ fn scene_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/scenes/{name}.toml"))
 }
 
+/// The scene's assets with the built-in materials, analyses not cached.
+fn assets_of(scene: &Scene) -> Result<SceneAssets, tessera::world::WorldError> {
+    SceneAssets::load(scene, &MaterialLibrary::builtin(), None, threads(), &|_| {})
+}
+
 fn load(name: &str) -> (Scene, SceneAssets) {
     let scene = Scene::load(&scene_path(name)).expect("shipped scene is valid");
-    let assets = SceneAssets::load(
-        &scene,
-        &MaterialLibrary::builtin(),
-        None,
-        threads(),
-        &|_| {},
-    )
-    .expect("shipped scene builds");
+    let assets = assets_of(&scene).expect("shipped scene builds");
     (scene, assets)
 }
 
@@ -115,16 +113,10 @@ fn scene_errors_name_file_body_and_field() {
     );
 
     let scene = parse(&BALL_ON_BOX.replace("\"steel\"", "\"unobtainium\"")).unwrap();
-    let material = SceneAssets::load(
-        &scene,
-        &MaterialLibrary::builtin(),
-        None,
-        threads(),
-        &|_| {},
-    )
-    .err()
-    .expect("unknown material")
-    .to_string();
+    let material = assets_of(&scene)
+        .err()
+        .expect("unknown material")
+        .to_string();
     assert!(
         material.contains("unobtainium") && material.contains("steel"),
         "{material}"
@@ -157,14 +149,7 @@ fn array_fills_rows_then_layers_and_takes_a_count() {
 #[test]
 fn a_falling_ball_lands_and_momentum_follows_gravity() {
     let scene = parse(BALL_ON_BOX).unwrap();
-    let assets = SceneAssets::load(
-        &scene,
-        &MaterialLibrary::builtin(),
-        None,
-        threads(),
-        &|_| {},
-    )
-    .unwrap();
+    let assets = assets_of(&scene).unwrap();
     let mut world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
     let ball = world.find("ball").unwrap();
     let mass = world.motion(ball).unwrap().mass_kg;
