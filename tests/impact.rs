@@ -411,7 +411,7 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
         .wait(std::time::Duration::from_secs(120))
         .expect("analysis finished");
     assert_eq!(result.key, 7);
-    let basis = result.basis.unwrap();
+    let basis = result.basis.as_ref().unwrap().clone();
     let (direct, _) = analyse(
         &job.mesh,
         &material,
@@ -427,9 +427,12 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
     // A piece is lighter and freer than the whole tile: its own modes differ
     // from the parent's, which is why large pieces get their own.
     assert_ne!(basis.eigenvalues[0], b.basis().eigenvalues[0]);
-    // The piece as a body of its own breaks like any body.
-    let own = BreakableBody::new(result.mesh, material, basis, 8).unwrap();
+    // The piece as a body of its own: intact, one fragment.
+    let piece = b.fragment_body(largest);
+    let own = piece.with_own_basis(result).unwrap();
+    assert_eq!(own.state().damaged_count(), 0);
     assert_eq!(own.fragments(threads()).len(), 1);
+    assert_eq!(own.basis().eigenvalues, basis.eigenvalues);
 }
 
 fn largest(pieces: &[Fragment]) -> &Fragment {

@@ -4,7 +4,11 @@ use nalgebra::Vector3;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use tessera::config::{MaterialLibrary, Scene};
-use tessera::world::{drop_run, place_above, Counters, SceneAssets, StepInputs, World};
+use tessera::fracture::{BasisWorker, BreakableBody, StaticLoad};
+use tessera::modal::{analyse, EigenSettings};
+use tessera::world::{
+    drop_run, place_above, Adoption, BodyId, Counters, SceneAssets, StepInputs, World,
+};
 
 mod common;
 use common::threads;
@@ -242,6 +246,118 @@ fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
         "after {after}, before + impulses {predicted}"
     );
     assert!(impulse.z < -0.3, "the ball pushes the tile down: {impulse}");
+}
+
+/// The tile of `tile-on-supports` struck by its ball from 4 m, stepped
+/// until it splits; the world with own bases for fragments of at least
+/// `min_tets` intact tets if given. The split's fragments.
+fn broken_tile(own_bases_min_tets: Option<usize>) -> (World, Vec<BodyId>) {
+    let (scene, assets) = load("tile-on-supports");
+    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+    if let Some(min_tets) = own_bases_min_tets {
+        let pool = rayon::ThreadPoolBuilder::new().build().unwrap();
+        world.enable_own_bases(BasisWorker::spawn(None, pool).unwrap(), min_tets);
+    }
+    let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
+    place_above(&mut world, ball, tile, 4.0);
+    for _ in 0..1200 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        if let Some(e) = world.events().iter().find(|e| !e.fragments.is_empty()) {
+            let fragments = e.fragments.clone();
+            return (world, fragments);
+        }
+    }
+    panic!("a 4 m drop breaks the tile");
+}
+
+/// The peak stress of `body`'s static response to 1 N pressing on its
+/// node `node`, without cracking it.
+fn static_peak_stress_pa(body: &BreakableBody, node: usize) -> f64 {
+    let mut body = body.clone();
+    let load = StaticLoad {
+        point_m: body.mesh().nodes()[node],
+        force_n: -Vector3::z(),
+    };
+    let outcome = body.static_load(
+        &[load],
+        &tessera::fracture::FractureSettings::default(),
+        threads(),
+        &mut tessera::fracture::Counters::default(),
+    );
+    assert!(outcome.cracks.is_empty(), "1 N cracked it");
+    outcome.peak_stress_pa
+}
+
+#[test]
+fn a_large_fragment_swaps_to_its_own_basis_whose_stresses_equal_a_direct_analysis() {
+    let (mut world, fragments) = broken_tile(Some(500));
+    let (reference, _) = broken_tile(None);
+    // Identical until a swap: queuing analyses does not touch the physics.
+    assert_eq!(world.state_hash(), reference.state_hash());
+    let queued = world.pending_own_bases();
+    assert!(queued >= 1, "no fragment of the tile has 500 intact tets");
+    let largest = *fragments
+        .iter()
+        .max_by(|a, b| {
+            let mass = |id: &BodyId| world.motion(*id).unwrap().mass_kg;
+            mass(a).total_cmp(&mass(b))
+        })
+        .unwrap();
+    let fracture_body = |world: &World| {
+        let body = world.body(largest).unwrap();
+        body.breakable.as_ref().unwrap().body.clone()
+    };
+    let before = fracture_body(&world);
+    let tile_tets = before.mesh().tet_count();
+
+    assert_eq!(world.adopt_own_bases(Adoption::AllQueued), queued);
+    assert_eq!(
+        (world.pending_own_bases(), world.adopted_own_bases()),
+        (0, queued as u64)
+    );
+    let own = fracture_body(&world);
+    assert!(own.mesh().tet_count() >= 500 && own.mesh().tet_count() < tile_tets);
+    // Its own mesh is its intact part, in the same (the tile's) frame.
+    assert!(own.mesh().volume() <= world.body(largest).unwrap().volume_m3 * (1.0 + 1e-12));
+    // Its weak points are the fragment's, those in the kept tets.
+    assert!(own.weak_points().len() <= before.weak_points().len());
+    for &(point, tet) in own.weak_points() {
+        let &(_, parent_tet) = before
+            .weak_points()
+            .iter()
+            .find(|&&(p, _)| p == point)
+            .expect("a weak point of the fragment");
+        let corners = own.mesh().tet_points(tet as usize);
+        assert_eq!(corners, before.mesh().tet_points(parent_tet as usize));
+    }
+
+    // Stresses after the swap equal those of a direct analysis of the
+    // fragment's mesh with as many modes.
+    let material = own.material().clone();
+    let modes = EigenSettings::new(own.basis().mode_count());
+    let (basis, _) = analyse(own.mesh(), &material, &modes, None, threads(), &|_| {}).unwrap();
+    let direct = BreakableBody::new(own.mesh().clone(), material, basis, 0).unwrap();
+    for node in [0, own.mesh().node_count() / 2, own.mesh().node_count() - 1] {
+        let (swapped, direct) = (
+            static_peak_stress_pa(&own, node),
+            static_peak_stress_pa(&direct, node),
+        );
+        assert!(
+            (swapped - direct).abs() <= 1e-6 * direct,
+            "node {node}: {swapped} vs {direct}"
+        );
+        // The parent's modes carry the siblings: the stresses were not
+        // the fragment's own before the swap.
+        let point = own.mesh().nodes()[node];
+        let parent_node = (0..before.mesh().node_count())
+            .find(|&n| before.mesh().nodes()[n] == point)
+            .expect("the fragment's nodes are the tile's");
+        let parent = static_peak_stress_pa(&before, parent_node);
+        assert!(
+            (parent - swapped).abs() > 0.01 * swapped,
+            "node {node}: {parent} vs {swapped}"
+        );
+    }
 }
 
 #[test]

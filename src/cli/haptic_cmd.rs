@@ -17,11 +17,12 @@ use tessera::config::{MaterialLibrary, Scene, ShapeSpec};
 use tessera::device::{sim_arm_spec, ArmModel};
 use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
 use tessera::device::{HidApiConnector, HidDriver, HidTiming};
+use tessera::fracture::BasisWorker;
 use tessera::haptics::{serve, CpuPin, Notice, ServeInputs, ServerOptions, Summary};
 use tessera::session::{
     compare, first_difference, Comparison, Event, Recorder, Replayed, SessionReader,
 };
-use tessera::world::World;
+use tessera::world::{World, OWN_BASIS_MIN_TETS};
 
 /// The scene of `tessera demo` and the default of `serve`.
 const DEMO_SCENE: &str = "tile-strike";
@@ -358,7 +359,13 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
             scene.path.display()
         );
     };
-    let world = World::from_scene(&scene, &assets, config.seed, &threads)?;
+    let mut world = World::from_scene(&scene, &assets, config.seed, &threads)?;
+    // Ordinary priority: the analyses take only what the real-time threads
+    // leave. Not cached: fragment meshes rarely repeat.
+    let modal_threads = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("tessera-modal-{i}"))
+        .build()?;
+    world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
     let opened = open_device(config, run, stop)?;
     let hand = match &config.hand_script {
         Some(text) => Some(HandScript::parse(text, "hand script")?.trajectory()),
@@ -602,6 +609,12 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
         println!(
             "fracture at {:.3} s: {} ({:?}), {} fragments, {} debris, crack area {:.3e} m², impulse {:.3} N·s, {:.1} ms",
             f.time_s, f.body, f.kind, f.fragments, f.debris, f.crack_area_m2, f.impulse_n_s, f.fracture_ms
+        );
+    }
+    if summary.own_bases_adopted > 0 {
+        println!(
+            "fragments given a modal basis of their own: {}",
+            summary.own_bases_adopted
         );
     }
     if let Some(log) = &summary.log {

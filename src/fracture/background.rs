@@ -10,22 +10,36 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// A modal analysis to run: usually a [`super::fragment_mesh`].
+/// A modal analysis to run: usually of a fragment's intact part
+/// ([`super::BreakableBody::own_basis_job`]).
 #[derive(Debug, Clone)]
 pub struct BasisJob {
     /// The caller's name for the job (e.g. a fragment's body id).
     pub key: u64,
+    /// The mesh to analyse.
     pub mesh: TetMesh,
+    /// Its material.
     pub material: Material,
+    /// How many modes, and the solver's settings.
     pub settings: EigenSettings,
+    /// For each tet of `mesh`, the tet of the body it was cut from (empty
+    /// for a mesh of its own).
+    pub parent_tets: Vec<u32>,
 }
 
-/// A finished analysis.
+/// A finished analysis: the job's mesh, material and tet map with the
+/// basis (or the analysis' error).
 #[derive(Debug)]
 pub struct BasisResult {
+    /// The job's key.
     pub key: u64,
+    /// The analysed mesh.
     pub mesh: TetMesh,
+    /// Its material.
     pub material: Material,
+    /// The job's [`BasisJob::parent_tets`].
+    pub parent_tets: Vec<u32>,
+    /// The modal basis, or why the analysis failed.
     pub basis: Result<ModalBasis, ModalError>,
     /// Wall time of the analysis (s).
     pub seconds: f64,
@@ -72,6 +86,7 @@ impl BasisWorker {
                         key: job.key,
                         mesh: job.mesh,
                         material: job.material,
+                        parent_tets: job.parent_tets,
                         basis,
                         seconds: start.elapsed().as_secs_f64(),
                     };
@@ -104,6 +119,12 @@ impl BasisWorker {
     /// The next finished analysis, waiting at most `timeout`.
     pub fn wait(&self, timeout: Duration) -> Option<BasisResult> {
         self.results.recv_timeout(timeout).ok()
+    }
+
+    /// The next finished analysis, waiting for it however long it takes;
+    /// `None` once the thread has ended and every result was taken.
+    pub fn next(&self) -> Option<BasisResult> {
+        self.results.recv().ok()
     }
 }
 

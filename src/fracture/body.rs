@@ -3,11 +3,11 @@
 
 use super::fragments::distinct;
 use super::surface::resolved_octaves;
-use super::{fragments, BasisJob, FractureState, Fragment, WeakPoints};
+use super::{fragments, BasisJob, BasisResult, FractureState, Fragment, WeakPoints};
 use crate::config::Material;
 use crate::fem::constitutive_matrix;
 use crate::mesh::{TetMesh, NO_NEIGHBOUR};
-use crate::modal::{EigenSettings, ModalBasis};
+use crate::modal::{EigenSettings, ModalBasis, ModalError};
 use nalgebra::{Matrix6, Point3, Vector3};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -24,9 +24,9 @@ use std::sync::Arc;
 /// approximately: they still carry the stiffness and inertia of its
 /// siblings, so stresses in a small fragment are those of the whole body
 /// and a fragment's own low modes are missing. A fragment large enough to
-/// matter gets a basis of its own from [`fragment_mesh`] and a background
-/// analysis ([`super::BasisWorker`]); it then becomes a body of its own with
-/// [`BreakableBody::new`].
+/// matter gets a basis of its own: [`BreakableBody::own_basis_job`] meshes
+/// its intact part for a background analysis ([`super::BasisWorker`]) and
+/// [`BreakableBody::with_own_basis`] makes it a body of its own.
 #[derive(Debug, Clone)]
 pub struct BreakableBody {
     pub(super) mesh: Arc<TetMesh>,
@@ -229,8 +229,11 @@ impl BreakableBody {
 
 impl BreakableBody {
     /// A background analysis for `fragment` (one of [`Self::fragments`]) if
-    /// its intact part ([`fragment_mesh`]) has at least `min_tets` tets,
-    /// with as many modes as this body's basis (fewer for a small piece).
+    /// its intact part has at least `min_tets` tets, with as many modes as
+    /// this body's basis (fewer for a small piece). The intact part is the
+    /// largest face-connected set of the fragment's undamaged tets whose
+    /// nodes all belong to it (a basis needs exactly six rigid modes, so
+    /// one connected piece); `None` for a gap or a piece with too few.
     pub fn own_basis_job(
         &self,
         fragment: &Fragment,
@@ -240,7 +243,7 @@ impl BreakableBody {
         if fragment.tets.len() < min_tets {
             return None;
         }
-        let mesh = fragment_mesh(&self.mesh, &self.state, fragment)?;
+        let (mesh, parent_tets) = fragment_mesh(&self.mesh, &self.state, fragment)?;
         if mesh.tet_count() < min_tets.max(1) {
             return None;
         }
@@ -255,19 +258,56 @@ impl BreakableBody {
             mesh,
             material: self.material.clone(),
             settings: EigenSettings::new(modes),
+            parent_tets,
+        })
+    }
+
+    /// The fragment this body stands for as a body of its own, in the basis
+    /// `result` of its [`Self::own_basis_job`]: its intact part, intact,
+    /// with the weak points that lie in it and its crack-noise stream. Its
+    /// vibration starts at rest in the new modes (the parent's modal state
+    /// does not map onto them). The analysis' error if it failed.
+    pub fn with_own_basis(&self, result: BasisResult) -> Result<Self, ModalError> {
+        let basis = result.basis?;
+        let mesh = Arc::new(result.mesh);
+        let own_tet: HashMap<u32, u32> = result
+            .parent_tets
+            .iter()
+            .enumerate()
+            .map(|(own, &parent)| (parent, own as u32))
+            .collect();
+        let weak_points = self
+            .weak_points
+            .points()
+            .iter()
+            .filter_map(|&(point, t)| own_tet.get(&t).map(|&own| (point, own)))
+            .collect();
+        mesh.tet_integrals();
+        Ok(Self {
+            state: FractureState::new(&mesh),
+            region: None,
+            weak_points: WeakPoints::new(weak_points),
+            basis: Arc::new(basis),
+            noise_octaves: resolved_octaves(
+                self.material.crack_noise_frequency_per_m,
+                mesh.mean_edge_length(),
+            ),
+            mesh,
+            material: self.material.clone(),
+            stiffness: self.stiffness,
+            crack_seed: self.crack_seed,
         })
     }
 }
 
-/// The mesh of the intact part of `fragment`: the largest face-connected
-/// set of its undamaged tets whose nodes all belong to it, renumbered, for
-/// a modal analysis of its own (a basis needs exactly six rigid modes, so
-/// one connected piece). `None` for a gap or a piece with no intact tet.
-pub fn fragment_mesh(
+/// The mesh of the intact part of `fragment` (see
+/// [`BreakableBody::own_basis_job`]), renumbered, and the tet of `mesh`
+/// each of its tets is. `None` for a gap or a piece with no intact tet.
+fn fragment_mesh(
     mesh: &TetMesh,
     state: &FractureState,
     fragment: &Fragment,
-) -> Option<TetMesh> {
+) -> Option<(TetMesh, Vec<u32>)> {
     if fragment.is_gap {
         return None;
     }
@@ -298,7 +338,7 @@ pub fn fragment_mesh(
         })
         .collect();
     // A subset of a valid mesh's tets is valid; `ok()` only guards that.
-    TetMesh::new(nodes, tets).ok()
+    Some((TetMesh::new(nodes, tets).ok()?, kept))
 }
 
 /// The largest set of `selected` tets connected through shared faces,

@@ -100,10 +100,6 @@ pub struct FractureSettings {
     pub max_cracks_per_sample: usize,
     /// Seeds the weak points and the crack noise.
     pub seed: u64,
-    /// Fragments with at least this many intact tets get a modal basis of
-    /// their own ([`BreakableBody::own_basis_job`]); smaller ones keep
-    /// their parent's.
-    pub own_basis_min_tets: usize,
     /// Report the exact peak stress even when nothing breaks (it costs
     /// evaluating elements that cannot crack); otherwise a peak below the
     /// Rankine threshold is a lower bound.
@@ -118,7 +114,6 @@ impl Default for FractureSettings {
             max_steps: 64,
             max_cracks_per_sample: 1,
             seed: 0,
-            own_basis_min_tets: 2000,
             exact_peak_stress: true,
         }
     }

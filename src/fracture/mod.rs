@@ -18,7 +18,7 @@ mod weak_points;
 mod worker_local;
 
 pub use background::{BasisJob, BasisResult, BasisWorker};
-pub use body::{fragment_mesh, BreakableBody};
+pub use body::BreakableBody;
 pub use energy::{EnergyLedger, PendingDensities, StrainEnergy};
 pub use fragments::{fragments, Fragment};
 pub use impact::{ContactPoint, Counters, FractureSettings, ImpactOutcome, Impactor, StaticLoad};

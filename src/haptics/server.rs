@@ -118,6 +118,9 @@ pub struct Summary {
     pub haptic: LoopStats,
     pub syncs: SyncStats,
     pub fractures: Vec<FractureSummary>,
+    /// Fragments swapped to a modal basis of their own
+    /// ([`World::adopt_own_bases`]).
+    pub own_bases_adopted: u64,
     /// Where the session log was written (set by the caller).
     pub log: Option<String>,
     pub realtime: RealtimeReport,
@@ -290,7 +293,14 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
     };
     let gravity = Vector3::from(world.settings().gravity_m_s2);
     let mut sub = SubWorld::new(world.settings(), tick_s);
-    let mut simulation = Simulation::new(world, extraction, tick_s, sync_ratio, threads);
+    let mut simulation = Simulation::new(
+        world,
+        extraction,
+        tick_s,
+        sync_ratio,
+        threads,
+        options.lockstep,
+    );
     simulation.recorder = recorder.clone();
     let exchange = Exchange::new(2);
     let mut first = exchange.free_down();
@@ -484,6 +494,7 @@ fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
             global_step_ms_max: simulation.counters.step_max_s * 1e3,
         },
         fractures,
+        own_bases_adopted: simulation.world.adopted_own_bases(),
         log: None,
         realtime: realtime_report,
         host_steal,

@@ -1,10 +1,11 @@
-//! The simulation thread (DESIGN.md, Threads): per synchronisation, impose
-//! the sub-world's poses, step the global world over the ticks since the
-//! last one, fracture, and choose the next sub-world.
+//! The simulation thread (ARCHITECTURE.md, Threads): per synchronisation,
+//! impose the sub-world's poses, adopt fragments' finished modal analyses,
+//! step the global world over the ticks since the last one, fracture, and
+//! choose the next sub-world.
 
 use super::sync::{Exchange, SyncDown, SyncUp};
 use crate::session::{Event, RecorderHandle};
-use crate::world::{BodyId, Counters, Extraction, FractureEvent, StepInputs, World};
+use crate::world::{Adoption, BodyId, Counters, Extraction, FractureEvent, StepInputs, World};
 use std::time::Duration;
 
 /// The global world and what the simulation thread keeps about it.
@@ -19,6 +20,9 @@ pub(super) struct Simulation {
     members: Vec<BodyId>,
     /// The threads of the world's fracture checks.
     threads: rayon::ThreadPool,
+    /// Which fragments' own modal analyses a sync adopts: in lockstep all
+    /// those queued at earlier syncs, so the swap is deterministic.
+    adoption: Adoption,
     /// Wall time of the global steps.
     pub counters: Counters,
     /// ∫ kinetic energy dt of every dynamic body but the proxy (J·s).
@@ -37,6 +41,7 @@ impl Simulation {
         tick_s: f64,
         sync_ratio: u32,
         threads: rayon::ThreadPool,
+        lockstep: bool,
     ) -> Self {
         Self {
             world,
@@ -46,6 +51,11 @@ impl Simulation {
             last_tick: 0,
             members: Vec::new(),
             threads,
+            adoption: if lockstep {
+                Adoption::AllQueued
+            } else {
+                Adoption::Finished
+            },
             counters: Counters::default(),
             kinetic_energy_integral_j_s: 0.0,
             recorder: None,
@@ -72,6 +82,7 @@ impl Simulation {
         self.last_tick = up.tick;
         self.world.set_time_step(ticks as f64 * self.tick_s);
         self.world.apply_sub_world(&up.report);
+        self.world.adopt_own_bases(self.adoption);
         // Sampled with the sub-world's states just imposed: one snapshot of
         // the whole world at this sync.
         self.kinetic_energy_integral_j_s +=

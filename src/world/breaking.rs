@@ -430,6 +430,9 @@ impl World {
                 breakable: child_breakable,
                 parent: Some(id),
             });
+            if self.body(child).is_some_and(|b| b.breakable.is_some()) {
+                self.queue_own_basis(&breakable.body, piece, child);
+            }
             event.fragments.push(child);
         }
         event.fragments_momentum_n_s = momentum.into();

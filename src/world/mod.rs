@@ -15,6 +15,7 @@ mod contacts;
 mod drop;
 mod extract;
 mod frames;
+mod own_basis;
 mod shapes;
 mod sub;
 mod units;
@@ -25,6 +26,7 @@ pub use contacts::BodyContact;
 pub use drop::{drop_run, place_above, DropRun, FrameOutput};
 pub use extract::Extraction;
 pub use frames::write_obj_frame;
+pub use own_basis::{Adoption, OWN_BASIS_MIN_TETS};
 pub use shapes::Surface;
 pub use sub::{
     BorderContact, FrictionImpulse, MemberBody, MemberState, ProxyBody, SubWorld, SubWorldReport,
@@ -162,6 +164,8 @@ pub struct World {
     /// Scratch, per step: kinematics before the step, by body id.
     before: Vec<Kinematics>,
     contacts: Vec<BodyContact>,
+    /// Fragments' own modal analyses, if enabled.
+    own_bases: Option<own_basis::OwnBases>,
 }
 
 impl World {
@@ -192,6 +196,7 @@ impl World {
             events: Vec::new(),
             before: Vec::new(),
             contacts: Vec::new(),
+            own_bases: None,
         }
     }
 
