@@ -13,7 +13,9 @@ use std::path::{Component, Path, PathBuf};
 
 /// Where the shipped scenes, hand scripts and device profiles live.
 pub const SCENES_DIR: &str = "configs/scenes";
+/// Where the shipped hand scripts live.
 pub const HANDS_DIR: &str = "configs/hands";
+/// Where the shipped device profiles live.
 pub const DEVICES_DIR: &str = "devices";
 
 macro_rules! shipped {

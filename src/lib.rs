@@ -115,7 +115,7 @@
 //! ```
 
 // Items are public only where the crate exports them (one path per item).
-#![warn(unreachable_pub)]
+#![warn(unreachable_pub, missing_docs)]
 
 pub mod assets;
 pub mod config;

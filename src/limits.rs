@@ -24,16 +24,24 @@ static BUDGET_BYTES: AtomicU64 = AtomicU64::new(0);
 /// something than makes sense.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LimitError {
+    /// An allocation larger than the memory budget.
     #[error("{what} needs about {} of memory, over the limit of {} (--max-memory GIB raises it)", human_bytes(*.estimate_bytes), human_bytes(*.budget_bytes))]
     Memory {
+        /// What would be allocated.
         what: String,
+        /// Estimated size (bytes).
         estimate_bytes: u64,
+        /// The budget (bytes).
         budget_bytes: u64,
     },
+    /// A count larger than its limit.
     #[error("{what}: {} is more than the {} allowed", readable(*.count), readable(*.limit))]
     Count {
+        /// What is counted.
         what: String,
+        /// The count asked for.
         count: f64,
+        /// Its limit.
         limit: f64,
     },
 }

@@ -20,8 +20,10 @@ pub struct HapticSpec {
     /// an error.
     #[serde(default = "one")]
     pub s_fact: f64,
+    /// Force factor F_fact (Glondu §4.3.2.2): a device force is the scene force divided by it.
     #[serde(default = "one")]
     pub f_fact: f64,
+    /// Torque factor τ_fact, as `f_fact` for torques.
     #[serde(default = "one")]
     pub tau_fact: f64,
     /// Where the device's origin sits in the scene (m); default: the

@@ -13,10 +13,14 @@ const BUILTIN_MATERIALS: &str = include_str!("../../configs/materials.toml");
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Material {
+    /// One line about the material and where its values come from.
     #[serde(default)]
     pub description: String,
+    /// Density ρ (kg/m³).
     pub density_kg_m3: f64,
+    /// Young's modulus E (Pa).
     pub youngs_modulus_pa: f64,
+    /// Poisson's ratio ν.
     pub poisson_ratio: f64,
     /// Rayleigh coefficient on K (Glondu's α; seconds): D = this·K + `damping_mass_per_s`·M.
     pub damping_stiffness_s: f64,
@@ -26,8 +30,11 @@ pub struct Material {
     pub fracture_toughness_j_m2: f64,
     /// R_c, the Rankine threshold on the maximum principal stress (Pa).
     pub rankine_threshold_pa: f64,
+    /// Weak points per unit volume (Glondu §3.3.5; 1/m³).
     pub weak_point_density_per_m3: f64,
+    /// Amplitude of the crack-surface noise (m).
     pub crack_noise_amplitude_m: f64,
+    /// Spatial frequency of the crack-surface noise's first octave (1/m).
     pub crack_noise_frequency_per_m: f64,
     /// Multiplies the contact duration of Glondu eq. 3.10.
     #[serde(default = "default_contact_duration_scale")]
@@ -177,6 +184,7 @@ impl MaterialLibrary {
         })
     }
 
+    /// The material named `name`; an error naming the library and its materials if there is none.
     pub fn get(&self, name: &str) -> Result<&Material, ConfigError> {
         self.materials
             .get(name)
@@ -188,10 +196,12 @@ impl MaterialLibrary {
             })
     }
 
+    /// The materials' names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.materials.keys().map(String::as_str)
     }
 
+    /// The file the library was read from.
     pub fn path(&self) -> &Path {
         &self.path
     }

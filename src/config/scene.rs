@@ -17,6 +17,7 @@ const BYTES_PER_BODY: f64 = 16384.0;
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scene {
+    /// The `[world]` table.
     #[serde(default)]
     pub world: WorldSettings,
     /// The bodies, in insertion order (which fixes the simulation's order).
@@ -37,9 +38,11 @@ pub struct Scene {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorldSettings {
+    /// Gravity (m/s²).
     pub gravity_m_s2: [f64; 3],
     /// One simulation length unit is `z_fact` metres (Glondu §4.3.2.1).
     pub z_fact: f64,
+    /// The global world's time step (s).
     pub time_step_s: f64,
     /// Elastic modes of the modal basis of every breakable body.
     pub modes: usize,
@@ -77,7 +80,9 @@ impl Default for WorldSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BodyKind {
+    /// Never moves.
     Static,
+    /// Moves under gravity and contacts.
     Dynamic,
 }
 
@@ -87,23 +92,30 @@ pub enum BodyKind {
 pub enum ShapeSpec {
     /// Centred on the body's origin.
     Box {
+        /// Edge lengths along x, y, z (m).
         size_m: [f64; 3],
     },
+    /// Centred on the body's origin.
     Sphere {
+        /// Radius (m).
         radius_m: f64,
     },
     /// Axis along the body's z; `length_m` between the two sphere centres.
     Capsule {
+        /// Radius (m).
         radius_m: f64,
+        /// Distance between the two sphere centres (m).
         length_m: f64,
     },
     /// The convex hull of these points.
     Convex {
+        /// The points, in the body's frame (m).
         points_m: Vec<[f64; 3]>,
     },
     /// A tet mesh ([`MeshSpec`] text: generator or file); breakable. The
     /// body's frame is the mesh's frame.
     TetMesh {
+        /// The mesh spec: a generator (`box:…`, `tile:…`, `plate:…`) or a file path.
         mesh: String,
     },
 }
@@ -112,9 +124,11 @@ pub enum ShapeSpec {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArraySpec {
+    /// How many copies.
     pub count: usize,
     /// Bodies per row (x) and rows per layer (y).
     pub columns: [usize; 2],
+    /// Distance between neighbouring copies along x, y (within a row and between rows) and z (between layers) (m).
     pub spacing_m: [f64; 3],
 }
 
@@ -122,22 +136,30 @@ pub struct ArraySpec {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BodySpec {
+    /// Unique name; copies of an array get `#N` suffixes.
     pub name: String,
+    /// Static or dynamic.
     pub kind: BodyKind,
+    /// The collision shape (and mesh, for a breakable body).
     pub shape: ShapeSpec,
     /// Name in the material library.
     pub material: String,
+    /// Position of the body's frame (m).
     #[serde(default)]
     pub position_m: [f64; 3],
     /// Rotations about x, then y, then z (degrees).
     #[serde(default)]
     pub rotation_deg: [f64; 3],
+    /// Initial linear velocity (m/s).
     #[serde(default)]
     pub velocity_m_s: [f64; 3],
+    /// Initial angular velocity (rad/s).
     #[serde(default)]
     pub angular_velocity_rad_s: [f64; 3],
+    /// Coulomb friction coefficient.
     #[serde(default = "default_friction")]
     pub friction: f64,
+    /// Restitution coefficient (0: no bounce).
     #[serde(default)]
     pub restitution: f64,
     /// Mass of a primitive body (kg); default: its volume times the
@@ -147,6 +169,7 @@ pub struct BodySpec {
     /// Continuous collision detection, for small fast bodies (a dropped ball).
     #[serde(default)]
     pub ccd: bool,
+    /// Copies of this body on a grid.
     #[serde(default)]
     pub array: Option<ArraySpec>,
 }
@@ -159,7 +182,9 @@ fn default_friction() -> f64 {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DropSpec {
+    /// The body released (by name).
     pub body: String,
+    /// The body it is released above (by name).
     pub target: String,
     /// Simulated time after the body would reach the target in free fall.
     #[serde(default = "default_settle")]

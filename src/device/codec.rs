@@ -10,12 +10,26 @@ use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 /// Why a report could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
+    /// The report is not as long as the profile's layout.
     #[error("report of {got} bytes, expected {expected}")]
-    Length { got: usize, expected: usize },
+    Length {
+        /// Bytes received.
+        got: usize,
+        /// Bytes the profile's layout has.
+        expected: usize,
+    },
+    /// The report's first byte is not the profile's report id.
     #[error("report id {got}, expected {expected}")]
-    ReportId { got: u8, expected: u8 },
+    ReportId {
+        /// Id received.
+        got: u8,
+        /// Id the profile expects.
+        expected: u8,
+    },
+    /// A field decoded to NaN or an infinity; its quantity's name.
     #[error("field {0} is not a finite number")]
     NonFinite(&'static str),
+    /// The orientation's norm is far from 1; the norm, formatted.
     #[error("orientation is not a unit quaternion (norm {0:.3})")]
     Orientation(String),
 }
@@ -30,12 +44,14 @@ pub struct ReportCodec {
 /// What a decoded input report says besides the state.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decoded {
+    /// The device state the report carries.
     pub state: DeviceState,
     /// The device's fault code (0: none).
     pub status: u32,
 }
 
 impl ReportCodec {
+    /// A codec for `profile`'s input and output layouts.
     pub fn new(profile: &DeviceProfile) -> Self {
         Self {
             input: profile.input.clone(),
@@ -43,10 +59,12 @@ impl ReportCodec {
         }
     }
 
+    /// Bytes of an input report.
     pub fn input_length(&self) -> usize {
         self.input.length
     }
 
+    /// Bytes of an output report.
     pub fn output_length(&self) -> usize {
         self.output.length
     }

@@ -24,7 +24,9 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HandScript {
+    /// Where the hand starts (m, device frame).
     pub start_m: [f64; 3],
+    /// The moves, in order.
     #[serde(default)]
     pub steps: Vec<HandStep>,
 }
@@ -35,26 +37,38 @@ pub struct HandScript {
 pub enum HandStep {
     /// Straight to `to_m` in `seconds`.
     Move {
+        /// Where to (m).
         to_m: [f64; 3],
+        /// How long the move takes (s).
         seconds: f64,
     },
+    /// Stay where the hand is.
     Hold {
+        /// How long (s).
         seconds: f64,
     },
     /// Lift `lift_m` above `target_m`, pause, then hit it moving down at
     /// `speed_m_s`; the hand aims `lift_m / 2` below the target (a person
     /// follows through) and comes back up.
     Strike {
+        /// The point struck (m).
         target_m: [f64; 3],
+        /// Height above the target the strike starts from (m).
         lift_m: f64,
+        /// Speed at the target (m/s).
         speed_m_s: f64,
     },
     /// `count` strikes with speeds from `from_speed_m_s` to `to_speed_m_s`.
     Strikes {
+        /// The point struck (m).
         target_m: [f64; 3],
+        /// Height above the target each strike starts from (m).
         lift_m: f64,
+        /// Speed of the first strike (m/s).
         from_speed_m_s: f64,
+        /// Speed of the last strike (m/s).
         to_speed_m_s: f64,
+        /// Number of strikes (speeds evenly spaced).
         count: usize,
     },
 }
@@ -62,8 +76,14 @@ pub enum HandStep {
 /// Why a hand script cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum HandError {
+    /// The script cannot be read, parsed, or has out-of-range values.
     #[error("hand script {path}: {message}")]
-    Invalid { path: String, message: String },
+    Invalid {
+        /// The script's name or path.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 /// Speed of the hand between strikes (m/s).
@@ -72,6 +92,7 @@ const REPOSITION_SPEED_M_S: f64 = 0.2;
 const AIM_PAUSE_S: f64 = 0.3;
 
 impl HandScript {
+    /// Reads and checks the script at `path`.
     pub fn load(path: &Path) -> Result<Self, HandError> {
         let text = std::fs::read_to_string(path).map_err(|e| HandError::Invalid {
             path: path.display().to_string(),

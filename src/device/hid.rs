@@ -26,6 +26,7 @@ pub struct HidTiming {
     pub write_limit: Duration,
     /// First and largest wait between reopen attempts (doubling).
     pub backoff_min: Duration,
+    /// Largest wait between reopen attempts.
     pub backoff_max: Duration,
 }
 
@@ -44,13 +45,17 @@ impl Default for HidTiming {
 /// Counters of the driver, for reports and logs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HidCounters {
+    /// Input reports read.
     pub reports: u64,
     /// Reports superseded before a tick read them.
     pub stale: u64,
     /// Reports missing by their sequence numbers.
     pub lost: u64,
+    /// Reports the codec refused.
     pub malformed: u64,
+    /// Times the device was reopened after a loss.
     pub reopens: u64,
+    /// Command writes that took longer than `write_limit`.
     pub stalled_writes: u64,
 }
 
@@ -131,6 +136,7 @@ impl HidDriver {
         self.counters
     }
 
+    /// Whether the device is open now.
     pub fn is_connected(&self) -> bool {
         self.shared.connected.load(Ordering::Acquire)
     }
@@ -398,6 +404,7 @@ pub struct HidApiConnector {
 }
 
 impl HidApiConnector {
+    /// A connector to the first device matching `profile`'s vendor and product ids (and usage page, if it names one).
     pub fn new(profile: &DeviceProfile) -> Self {
         Self {
             vendor_id: profile.vendor_id,
@@ -447,10 +454,15 @@ impl Connector for HidApiConnector {
 /// A HID device present on this machine.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PresentDevice {
+    /// USB vendor id.
     pub vendor_id: u16,
+    /// USB product id.
     pub product_id: u16,
+    /// HID usage page of the interface.
     pub usage_page: u16,
+    /// Product string the device reports.
     pub product: String,
+    /// hidapi's path of the interface.
     pub path: String,
 }
 

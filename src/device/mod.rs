@@ -50,9 +50,15 @@ pub enum ControlMode {
 #[serde(tag = "shape", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Workspace {
     /// An axis-aligned box centred on the origin, of these half extents.
-    Box { half_extents_m: [f64; 3] },
+    Box {
+        /// Half the box's edge lengths (m).
+        half_extents_m: [f64; 3],
+    },
     /// A ball centred on the origin.
-    Sphere { radius_m: f64 },
+    Sphere {
+        /// The ball's radius (m).
+        radius_m: f64,
+    },
 }
 
 impl Workspace {
@@ -80,19 +86,29 @@ impl Workspace {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSpec {
+    /// The model's name.
     pub name: String,
+    /// Impedance (forces out) or admittance (goal poses out).
     pub control: ControlMode,
     /// Degrees of freedom sensed and actuated (3 or 6).
     pub dof_sensed: u8,
+    /// Degrees of freedom actuated (3 or 6).
     pub dof_actuated: u8,
+    /// Where the handle may go.
     pub workspace: Workspace,
+    /// Largest force the device may render (N).
     pub max_force_n: f64,
+    /// Largest torque the device may render (N·m).
     pub max_torque_n_m: f64,
     /// Largest stable coupling stiffness and damping at 1 kHz.
     pub max_stiffness_n_m: f64,
+    /// Largest stable coupling damping at 1 kHz (N·s/m).
     pub max_damping_n_s_m: f64,
+    /// Largest stable angular coupling stiffness at 1 kHz (N·m/rad).
     pub max_angular_stiffness_n_m_rad: f64,
+    /// Largest stable angular coupling damping at 1 kHz (N·m·s/rad).
     pub max_angular_damping_n_m_s_rad: f64,
+    /// Largest handle speed the device may be commanded (m/s).
     pub max_velocity_m_s: f64,
 }
 
@@ -101,8 +117,11 @@ pub struct DeviceSpec {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("spec.{field} = {value}: {message}")]
 pub struct SpecError {
+    /// The field, under `spec.`.
     pub field: &'static str,
+    /// Its value, as written.
     pub value: String,
+    /// Why it is refused.
     pub message: &'static str,
 }
 
@@ -165,12 +184,17 @@ impl DeviceSpec {
 /// What the device reports once per tick.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DeviceState {
+    /// Handle position (m, device frame).
     pub position_m: Vector3<f64>,
+    /// Handle orientation.
     pub orientation: UnitQuaternion<f64>,
+    /// Handle velocity (m/s).
     pub velocity_m_s: Vector3<f64>,
+    /// Handle angular velocity (rad/s).
     pub angular_velocity_rad_s: Vector3<f64>,
     /// The user's force and torque on the handle (admittance devices).
     pub user_force_n: Vector3<f64>,
+    /// The user's torque on the handle (N·m; admittance devices).
     pub user_torque_n_m: Vector3<f64>,
     /// Bit i: button i pressed.
     pub buttons: u32,
@@ -201,14 +225,20 @@ impl Default for DeviceState {
 pub enum DeviceCommand {
     /// Admittance: move the handle to this pose with this velocity.
     Goal {
+        /// Goal position (m).
         position_m: Vector3<f64>,
+        /// Goal orientation.
         orientation: UnitQuaternion<f64>,
+        /// Goal velocity (m/s).
         velocity_m_s: Vector3<f64>,
+        /// Goal angular velocity (rad/s).
         angular_velocity_rad_s: Vector3<f64>,
     },
     /// Impedance: render this force and torque.
     Wrench {
+        /// Force on the handle (N).
         force_n: Vector3<f64>,
+        /// Torque on the handle (N·m).
         torque_n_m: Vector3<f64>,
     },
 }
@@ -226,14 +256,19 @@ impl DeviceCommand {
 /// Why a device call failed; failures are values, the caller decides.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DeviceError {
+    /// No input report came within this time.
     #[error("no report within {0:?}")]
     Timeout(Duration),
+    /// The device went away; the driver reopens it.
     #[error("device disconnected (reopening)")]
     Disconnected,
+    /// A report could not be decoded.
     #[error("protocol error: {0}")]
     Protocol(#[from] CodecError),
+    /// The device reports a fault, with its code.
     #[error("device reports fault code {0}")]
     Fault(u32),
+    /// A command write did not finish within this time.
     #[error("command write stalled (over {0:?})")]
     StalledWrite(Duration),
 }
@@ -241,6 +276,7 @@ pub enum DeviceError {
 /// A force-feedback device, driven once per haptic tick. Neither method
 /// may block longer than the device's own timeout.
 pub trait Device: Send {
+    /// The device's limits and workspace; fixed for the device's life.
     fn spec(&self) -> &DeviceSpec;
     /// The newest state; `now_s` is the caller's clock (real or virtual).
     fn read(&mut self, now_s: f64) -> Result<DeviceState, DeviceError>;

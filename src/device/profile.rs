@@ -9,20 +9,32 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FieldType {
+    /// Unsigned 8-bit integer.
     U8,
+    /// Signed 16-bit integer, little-endian.
     I16le,
+    /// Signed 16-bit integer, big-endian.
     I16be,
+    /// Unsigned 16-bit integer, little-endian.
     U16le,
+    /// Unsigned 16-bit integer, big-endian.
     U16be,
+    /// Signed 32-bit integer, little-endian.
     I32le,
+    /// Signed 32-bit integer, big-endian.
     I32be,
+    /// Unsigned 32-bit integer, little-endian.
     U32le,
+    /// Unsigned 32-bit integer, big-endian.
     U32be,
+    /// IEEE 754 single, little-endian.
     F32le,
+    /// IEEE 754 single, big-endian.
     F32be,
 }
 
 impl FieldType {
+    /// Bytes the encoding takes.
     pub fn size(self) -> usize {
         match self {
             FieldType::U8 => 1,
@@ -36,28 +48,49 @@ impl FieldType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InputQuantity {
+    /// Handle position along x (m).
     PositionX,
+    /// Handle position along y (m).
     PositionY,
+    /// Handle position along z (m).
     PositionZ,
+    /// Handle orientation quaternion, w component.
     OrientationW,
+    /// Handle orientation quaternion, x component.
     OrientationX,
+    /// Handle orientation quaternion, y component.
     OrientationY,
+    /// Handle orientation quaternion, z component.
     OrientationZ,
+    /// Handle velocity along x (m/s).
     VelocityX,
+    /// Handle velocity along y (m/s).
     VelocityY,
+    /// Handle velocity along z (m/s).
     VelocityZ,
+    /// Handle angular velocity about x (rad/s).
     AngularVelocityX,
+    /// Handle angular velocity about y (rad/s).
     AngularVelocityY,
+    /// Handle angular velocity about z (rad/s).
     AngularVelocityZ,
+    /// The user's force on the handle along x (N).
     ForceX,
+    /// The user's force on the handle along y (N).
     ForceY,
+    /// The user's force on the handle along z (N).
     ForceZ,
+    /// The user's torque on the handle about x (N·m).
     TorqueX,
+    /// The user's torque on the handle about y (N·m).
     TorqueY,
+    /// The user's torque on the handle about z (N·m).
     TorqueZ,
+    /// Button states, one bit per button.
     Buttons,
     /// Non-zero: the device reports a fault with this code.
     Status,
+    /// Report counter, to detect lost reports.
     Sequence,
     /// Device clock, in units of `scale` seconds.
     Timestamp,
@@ -67,27 +100,47 @@ pub enum InputQuantity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputQuantity {
+    /// Goal position along x (m).
     GoalPositionX,
+    /// Goal position along y (m).
     GoalPositionY,
+    /// Goal position along z (m).
     GoalPositionZ,
+    /// Goal orientation quaternion, w component.
     GoalOrientationW,
+    /// Goal orientation quaternion, x component.
     GoalOrientationX,
+    /// Goal orientation quaternion, y component.
     GoalOrientationY,
+    /// Goal orientation quaternion, z component.
     GoalOrientationZ,
+    /// Goal velocity along x (m/s).
     GoalVelocityX,
+    /// Goal velocity along y (m/s).
     GoalVelocityY,
+    /// Goal velocity along z (m/s).
     GoalVelocityZ,
+    /// Goal angular velocity about x (rad/s).
     GoalAngularVelocityX,
+    /// Goal angular velocity about y (rad/s).
     GoalAngularVelocityY,
+    /// Goal angular velocity about z (rad/s).
     GoalAngularVelocityZ,
+    /// Force to render along x (N).
     ForceX,
+    /// Force to render along y (N).
     ForceY,
+    /// Force to render along z (N).
     ForceZ,
+    /// Torque to render about x (N·m).
     TorqueX,
+    /// Torque to render about y (N·m).
     TorqueY,
+    /// Torque to render about z (N·m).
     TorqueZ,
     /// 1 while the actuators may be powered.
     Enable,
+    /// Report counter the device may check.
     Sequence,
 }
 
@@ -95,11 +148,14 @@ pub enum OutputQuantity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Field<Q> {
+    /// What the field carries.
     pub quantity: Q,
     /// Byte offset in the report, the report id byte included.
     pub offset: usize,
+    /// The encoding (`type` in the file).
     #[serde(rename = "type")]
     pub kind: FieldType,
+    /// SI value per raw unit.
     #[serde(default = "one")]
     pub scale: f64,
     /// For people reading the profile; values are SI after `scale`.
@@ -119,6 +175,7 @@ pub struct ReportLayout<Q> {
     pub report_id: u8,
     /// Bytes, the report id included.
     pub length: usize,
+    /// The fields, in any order.
     pub fields: Vec<Field<Q>>,
 }
 
@@ -126,16 +183,21 @@ pub struct ReportLayout<Q> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceProfile {
+    /// USB vendor id.
     pub vendor_id: u16,
+    /// USB product id.
     pub product_id: u16,
     /// HID usage page of the interface (vendor-defined: 0xFF00–0xFFFF).
     #[serde(default)]
     pub usage_page: Option<u16>,
+    /// What the device is and its limits.
     pub spec: DeviceSpec,
     /// Safety options of this device (the limits themselves are `spec`).
     #[serde(default)]
     pub safety: ProfileSafety,
+    /// The input report's layout (device to host).
     pub input: ReportLayout<InputQuantity>,
+    /// The output report's layout (host to device).
     pub output: ReportLayout<OutputQuantity>,
 }
 
@@ -151,23 +213,44 @@ pub struct ProfileSafety {
 /// A profile that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
+    /// The file cannot be read.
     #[error("device profile {path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// TOML syntax, unknown or missing keys.
     #[error("device profile {path}: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("device profile {path}: {report} field {index} ({quantity}): {message}")]
-    Field {
+    Parse {
+        /// The file.
         path: PathBuf,
-        report: &'static str,
-        index: usize,
-        quantity: String,
+        /// The parser's message, with line and column.
         message: String,
     },
+    /// A report field is out of the report or has the wrong type.
+    #[error("device profile {path}: {report} field {index} ({quantity}): {message}")]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// `input` or `output`.
+        report: &'static str,
+        /// The field's index in the report's list.
+        index: usize,
+        /// Its quantity.
+        quantity: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The spec or the layouts as a whole are invalid.
     #[error("device profile {path}: {message}")]
-    Invalid { path: PathBuf, message: String },
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl DeviceProfile {

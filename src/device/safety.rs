@@ -23,6 +23,7 @@ pub struct SafetySettings {
     pub engage_force_n: f64,
     /// Largest change of force per second (N/s) and torque (N·m/s).
     pub force_slew_n_per_s: f64,
+    /// Largest change of torque per second (N·m/s).
     pub torque_slew_n_m_per_s: f64,
     /// Largest change of goal velocity per second (m/s²), admittance.
     pub goal_acceleration_m_s2: f64,
@@ -51,12 +52,17 @@ impl SafetySettings {
 /// Safety settings or a device spec the safety layer refuses.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SafetySettingsError {
+    /// The device spec is invalid.
     #[error("device {0}")]
     Spec(#[from] SpecError),
+    /// A safety setting is out of range.
     #[error("safety setting {field} = {value}: {message}")]
     Setting {
+        /// The setting.
         field: &'static str,
+        /// Its value.
         value: f64,
+        /// Why it is refused.
         message: &'static str,
     },
 }
@@ -96,9 +102,13 @@ impl SafetySettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TripCause {
+    /// A command or state held NaN or an infinity.
     NonFinite,
+    /// The handle moved faster than the spec allows.
     Overspeed,
+    /// No fresh device state for too long.
     Watchdog,
+    /// The deadman button was released.
     Deadman,
 }
 
@@ -117,7 +127,9 @@ impl TripCause {
 /// A trip: when and why.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SafetyEvent {
+    /// When it tripped (s since the session's start).
     pub time_s: f64,
+    /// Why.
     pub cause: TripCause,
     /// Whether the fault stays until reset.
     pub latched: bool,
@@ -167,10 +179,12 @@ impl SafetyFilter {
         self.last_output.as_ref()
     }
 
+    /// The device spec the filter enforces.
     pub fn spec(&self) -> &DeviceSpec {
         &self.spec
     }
 
+    /// The filter's settings.
     pub fn settings(&self) -> &SafetySettings {
         &self.settings
     }
@@ -396,22 +410,27 @@ impl<D: Device> Safety<D> {
         })
     }
 
+    /// The filter.
     pub fn filter(&self) -> &SafetyFilter {
         &self.filter
     }
 
+    /// Clears a latched trip and restarts the force ramp.
     pub fn reset(&mut self) {
         self.filter.reset();
     }
 
+    /// Hands every trip since the last call to `sink`, oldest first.
     pub fn drain_events(&mut self, sink: impl FnMut(SafetyEvent)) {
         self.filter.drain_events(sink);
     }
 
+    /// The wrapped device.
     pub fn device(&self) -> &D {
         &self.device
     }
 
+    /// The wrapped device, mutable.
     pub fn device_mut(&mut self) -> &mut D {
         &mut self.device
     }

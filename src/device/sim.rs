@@ -19,12 +19,15 @@ use nalgebra::Vector3;
 pub struct ArmModel {
     /// Moving mass per axis (kg) and viscous damping (N·s/m).
     pub mass_kg: f64,
+    /// Viscous damping per axis (N·s/m).
     pub damping_n_s_m: f64,
     /// Position controller (admittance mode).
     pub controller_stiffness_n_m: f64,
+    /// Damping of the position controller (N·s/m).
     pub controller_damping_n_s_m: f64,
     /// The hand's grip.
     pub hand_stiffness_n_m: f64,
+    /// Damping of the hand's grip (N·s/m).
     pub hand_damping_n_s_m: f64,
     /// Integration step (s); the caller's ticks are split into these.
     pub substep_s: f64,
@@ -103,6 +106,7 @@ impl SimulatedArm {
         self.hand.at(t).0
     }
 
+    /// The hand's trajectory.
     pub fn hand(&self) -> &HandTrajectory {
         &self.hand
     }

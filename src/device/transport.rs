@@ -24,7 +24,9 @@ pub trait Transport: Send {
 
 /// Opens connections, again after each failure.
 pub trait Connector: Send + 'static {
+    /// The connection it opens.
     type Transport: Transport + 'static;
+    /// Opens a connection; an error when the device is absent or busy.
     fn open(&mut self) -> Result<Self::Transport, TransportError>;
 }
 

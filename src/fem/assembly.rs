@@ -21,6 +21,7 @@ pub struct DofPattern {
 }
 
 impl DofPattern {
+    /// The block pattern of `mesh`'s stiffness matrix: one 3×3 block per pair of nodes sharing a tet.
     pub fn new(mesh: &TetMesh) -> Self {
         let topo = mesh.topology();
         let n = mesh.node_count();
@@ -55,10 +56,12 @@ impl DofPattern {
         }
     }
 
+    /// Degrees of freedom: three per node.
     pub fn dofs(&self) -> usize {
         self.col_ptr.len() - 1
     }
 
+    /// Stored entries (scalars).
     pub fn nnz(&self) -> usize {
         self.row_idx.len()
     }

@@ -12,7 +12,9 @@ pub type Voigt = SVector<f64, 6>;
 /// linear shape functions.
 #[derive(Debug, Clone, Copy)]
 pub struct TetElement {
+    /// Volume (m³).
     pub volume: f64,
+    /// Gradient of each corner's shape function (1/m).
     pub gradients: [Vector3<f64>; 4],
 }
 

@@ -135,22 +135,27 @@ impl BreakableBody {
         })
     }
 
+    /// The mesh (shared with the body's fragments).
     pub fn mesh(&self) -> &TetMesh {
         &self.mesh
     }
 
+    /// The material.
     pub fn material(&self) -> &Material {
         &self.material
     }
 
+    /// Which tets are damaged and which edges cut.
     pub fn state(&self) -> &FractureState {
         &self.state
     }
 
+    /// The modal basis the body vibrates in.
     pub fn basis(&self) -> &ModalBasis {
         &self.basis
     }
 
+    /// Weak points (§3.3.5): position and the tet holding it.
     pub fn weak_points(&self) -> &[(Point3<f64>, u32)] {
         self.weak_points.points()
     }

@@ -32,8 +32,11 @@ pub struct Fragment {
     pub id: u32,
     /// A gap fragment (Glondu Fig. 3.6).
     pub is_gap: bool,
+    /// Volume (m³).
     pub volume_m3: f64,
+    /// Mass (kg).
     pub mass_kg: f64,
+    /// Centre of mass, in the body's frame (m).
     pub centroid_m: Point3<f64>,
     /// About the centroid, in body axes (kg·m²).
     pub inertia_kg_m2: Matrix3<f64>,
@@ -41,6 +44,7 @@ pub struct Fragment {
     pub tets: Vec<u32>,
     /// Closed, outward-oriented surface.
     pub points: Vec<Point3<f64>>,
+    /// Triangles of `points`, counter-clockwise seen from outside.
     pub triangles: Vec<[u32; 3]>,
 }
 

@@ -18,6 +18,7 @@ use std::time::Instant;
 /// One contact point of an impact on the body.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactPoint {
+    /// Where the contact is, in the body's frame (m).
     pub point_m: Point3<f64>,
     /// Unit normal pointing into the body (the direction the force pushes).
     pub normal: Vector3<f64>,
@@ -30,8 +31,11 @@ pub struct ContactPoint {
 /// The other body of an impact, for the Hertz contact duration (eq. 3.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Impactor {
+    /// Reduced mass of the pair (kg).
     pub mass_kg: f64,
+    /// The impactor's Young's modulus (Pa).
     pub youngs_modulus_pa: f64,
+    /// The impactor's Poisson's ratio.
     pub poisson_ratio: f64,
     /// Radius of curvature at the contact (m).
     pub radius_m: f64,
@@ -77,6 +81,7 @@ impl Impactor {
 /// A force held on the body (resting contact), for the quasi-static check.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StaticLoad {
+    /// Where the force acts, in the body's frame (m).
     pub point_m: Point3<f64>,
     /// Force vector (N).
     pub force_n: Vector3<f64>,
@@ -122,8 +127,11 @@ impl Default for FractureSettings {
 /// What one impact (or static load) did.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImpactOutcome {
+    /// Hertz contact duration (eq. 3.9; s); 0 for a static load.
     pub contact_duration_s: f64,
+    /// Time step of the modal integration over the contact (s).
     pub time_step_s: f64,
+    /// Time samples taken.
     pub steps: usize,
     /// Largest maximum principal stress over the contact (Pa), 0 if no
     /// element is in tension; a lower bound if below the Rankine threshold
@@ -132,6 +140,7 @@ pub struct ImpactOutcome {
     /// Elements whose stresses were formed (the others were bounded below
     /// the threshold and the peak; see the `initiation` module).
     pub elements_evaluated: usize,
+    /// The cracks started and propagated, in order.
     pub cracks: Vec<Crack>,
     /// Fragment identifiers the event's cracks created (the fragments are
     /// updated once, after the last crack).

@@ -26,8 +26,11 @@ pub enum CrackStop {
 /// One crack's outcome.
 #[derive(Debug, Clone, Serialize)]
 pub struct Crack {
+    /// The tet where the crack started.
     pub start_tet: usize,
+    /// Point the crack plane passes through at its start (m).
     pub origin_m: [f64; 3],
+    /// Unit normal of the crack plane.
     pub normal: [f64; 3],
     /// Elements this crack damaged.
     pub elements: usize,
@@ -35,7 +38,9 @@ pub struct Crack {
     pub area_m2: f64,
     /// E_f = Σ A_e G_c and E_s = Σ A_e γ η_e at the stop (J).
     pub fracture_energy_j: f64,
+    /// Energy available to the crack at the stop, Σ A_e γ η_e (J).
     pub available_energy_j: f64,
+    /// Why propagation stopped.
     pub stop: CrackStop,
 }
 
@@ -115,6 +120,7 @@ pub struct CrackScratch {
 }
 
 impl CrackScratch {
+    /// Scratch sized for `mesh`.
     pub fn new(mesh: &TetMesh) -> Self {
         Self {
             crack: 0,

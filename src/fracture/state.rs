@@ -38,6 +38,7 @@ impl FractureState {
         }
     }
 
+    /// Whether tet `tet` is cracked (holds a crack surface).
     pub fn is_damaged(&self, tet: usize) -> bool {
         self.damaged[tet]
     }
@@ -46,6 +47,7 @@ impl FractureState {
         self.damaged[tet] = true;
     }
 
+    /// How many tets are damaged.
     pub fn damaged_count(&self) -> usize {
         self.damaged.iter().filter(|&&d| d).count()
     }
@@ -91,6 +93,7 @@ impl FractureState {
         self.split_fragments(mesh, &seeds)
     }
 
+    /// How many edges are cut.
     pub fn cut_edge_count(&self) -> usize {
         self.cut_position.iter().filter(|t| !t.is_nan()).count()
     }

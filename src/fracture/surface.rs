@@ -101,6 +101,7 @@ impl CrackSurface {
         self.to_local.row(1).transpose()
     }
 
+    /// A point of the crack surface's mean plane (m).
     pub fn origin(&self) -> Point3<f64> {
         self.origin
     }

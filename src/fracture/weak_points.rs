@@ -26,6 +26,7 @@ const NEAR_RINGS: usize = 3;
 const MAX_CELLS_PER_AXIS: usize = 64;
 
 impl WeakPoints {
+    /// Weak points with their tets, indexed on a grid for neighbourhood queries.
     pub fn new(points: Vec<(Point3<f64>, u32)>) -> Self {
         let Some(first) = points.first() else {
             return Self::default();

@@ -15,9 +15,13 @@ use nalgebra::{Matrix3, Vector3};
 /// Spring and damper constants, simulation units.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct CouplingGains {
+    /// Spring stiffness (force per length, simulation units).
     pub stiffness_n_m: f64,
+    /// Damper (force per speed, simulation units).
     pub damping_n_s_m: f64,
+    /// Angular spring stiffness (torque per radian).
     pub angular_stiffness_n_m_rad: f64,
+    /// Angular damper (torque per angular speed).
     pub angular_damping_n_m_s_rad: f64,
 }
 
@@ -69,7 +73,9 @@ pub enum Integration {
 /// The proxy as the coupling sees it, simulation units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProxyState {
+    /// Pose and velocities.
     pub motion: Motion,
+    /// Mass (simulation units).
     pub mass_kg: f64,
     /// World-frame inertia tensor about the centre of mass.
     pub inertia_kg_m2: Matrix3<f64>,
@@ -80,7 +86,9 @@ pub struct ProxyState {
 /// The spring–damper and its integration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VirtualCoupling {
+    /// Spring and damper constants.
     pub gains: CouplingGains,
+    /// How the proxy is integrated with the spring (explicit or implicit).
     pub integration: Integration,
 }
 

@@ -106,14 +106,23 @@ pub(super) struct HapticLoop {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Notice {
     /// The device could not be read: forces were zeroed at this tick.
-    DeviceLost { time_s: f64 },
+    DeviceLost {
+        /// When (s since the session's start).
+        time_s: f64,
+    },
     /// The device answers again; forces ramp back in.
-    DeviceRestored { time_s: f64, lost_for_s: f64 },
+    DeviceRestored {
+        /// When (s since the session's start).
+        time_s: f64,
+        /// How long it had been lost (s).
+        lost_for_s: f64,
+    },
 }
 
 /// Why the loop stopped early.
 #[derive(Debug, thiserror::Error)]
 pub enum LoopError {
+    /// In lockstep, the simulation thread did not answer a sync within this time; the tick.
     #[error("lockstep: no answer from the simulation thread for {0:?} (tick {1})")]
     SimulationStalled(Duration, u64),
 }

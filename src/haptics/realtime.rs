@@ -13,9 +13,11 @@ use serde::Serialize;
 /// What the haptic thread obtained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RealtimeReport {
+    /// Whether real-time scheduling was asked for.
     pub requested: bool,
     /// The policy in effect after the request (`SCHED_FIFO`, `SCHED_OTHER`).
     pub policy: String,
+    /// The priority in effect.
     pub priority: i32,
     /// Whether `mlockall` succeeded.
     pub memory_locked: bool,
@@ -37,7 +39,9 @@ pub enum CpuPin {
     /// The allowed CPU with the fewest device interrupts.
     #[default]
     Auto,
+    /// This CPU.
     Cpu(usize),
+    /// Not pinned.
     None,
 }
 
@@ -110,6 +114,7 @@ pub struct SimulationRealtime {
     pub policy: String,
     /// The policy of each rayon worker, read back from the workers.
     pub worker_policies: Vec<String>,
+    /// Why a request failed, one line each.
     pub errors: Vec<String>,
 }
 
@@ -179,12 +184,25 @@ fn fifo_calling_thread(priority: i32) -> Result<(), std::io::Error> {
 /// Why the haptic thread could not be pinned.
 #[derive(Debug, thiserror::Error)]
 pub enum PinError {
+    /// The CPU asked for is not one this process may run on.
     #[error("CPU {cpu} is not among the allowed CPUs {allowed:?}")]
-    NotAllowed { cpu: usize, allowed: Vec<usize> },
+    NotAllowed {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The CPUs this process may run on.
+        allowed: Vec<usize>,
+    },
+    /// The allowed CPUs could not be read.
     #[error("CPU affinity: {0}")]
     Affinity(std::io::Error),
+    /// Setting the thread's affinity failed.
     #[error("pin to CPU {cpu}: {source}")]
-    Pin { cpu: usize, source: std::io::Error },
+    Pin {
+        /// The CPU.
+        cpu: usize,
+        /// The system's error.
+        source: std::io::Error,
+    },
 }
 
 /// Pins the calling thread; the CPU and why it was chosen, or `None` when

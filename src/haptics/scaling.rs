@@ -19,9 +19,13 @@ use nalgebra::{UnitQuaternion, Vector3};
 /// A rigid motion: pose and velocities.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Motion {
+    /// Position (m).
     pub position_m: Vector3<f64>,
+    /// Orientation.
     pub orientation: UnitQuaternion<f64>,
+    /// Velocity (m/s).
     pub velocity_m_s: Vector3<f64>,
+    /// Angular velocity (rad/s).
     pub angular_velocity_rad_s: Vector3<f64>,
 }
 
@@ -39,7 +43,9 @@ impl Default for Motion {
 /// A force and a torque.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Wrench {
+    /// Force (N).
     pub force_n: Vector3<f64>,
+    /// Torque (N·m).
     pub torque_n_m: Vector3<f64>,
 }
 
@@ -53,12 +59,14 @@ impl Wrench {
 /// The scaling interface of one scene and device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scaling {
+    /// Space, force and torque factors.
     pub factors: ScalingFactors,
     /// The simulation position of the device's origin (m).
     pub origin_m: Vector3<f64>,
 }
 
 impl Scaling {
+    /// The scaling with these factors, the device's origin at `origin_m` in the scene.
     pub fn new(factors: ScalingFactors, origin_m: Vector3<f64>) -> Self {
         Self { factors, origin_m }
     }

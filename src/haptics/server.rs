@@ -23,6 +23,7 @@ use std::time::Duration;
 /// How a session runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerOptions {
+    /// Session length (s).
     pub seconds: f64,
     /// Wait for every sync on a virtual clock (bit-reproducible).
     pub lockstep: bool,
@@ -31,6 +32,7 @@ pub struct ServerOptions {
     pub realtime: bool,
     /// Which CPU the haptic thread is pinned to (real-time mode only).
     pub haptic_cpu: CpuPin,
+    /// How the proxy is integrated with the coupling spring.
     pub integration: Integration,
     /// Direct coupling: the whole world is the sub-world, stepped in the
     /// haptic thread (the baseline of Glondu §4.3.3.2).
@@ -64,20 +66,33 @@ impl Default for ServerOptions {
 /// Why a session could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// The scene has no body named as its proxy.
     #[error("scene {scene}: the haptic proxy `{proxy}` is not in the world")]
-    NoProxy { scene: String, proxy: String },
+    NoProxy {
+        /// The scene's path.
+        scene: String,
+        /// The proxy's name in the `[haptic]` table.
+        proxy: String,
+    },
+    /// The session length is out of range.
     #[error("seconds must be in (0, {max}] (one week; got {0})", max = crate::limits::MAX_SESSION_S)]
     Seconds(f64),
+    /// The sync ratio is out of range.
     #[error("sync ratio must be in 1..=1000 haptic ticks per global step (got {0})")]
     SyncRatio(u32),
+    /// The session would need more memory than allowed.
     #[error(transparent)]
     Limit(#[from] crate::limits::LimitError),
+    /// The safety settings or the device spec are invalid.
     #[error(transparent)]
     Safety(#[from] crate::device::SafetySettingsError),
+    /// The haptic loop stopped early.
     #[error(transparent)]
     Loop(#[from] LoopError),
+    /// A thread panicked; its name.
     #[error("the {0} thread panicked")]
     Panicked(&'static str),
+    /// A thread could not be started; its name and the system's error.
     #[error("could not start the {0} thread: {1}")]
     Spawn(&'static str, std::io::Error),
 }
@@ -85,12 +100,19 @@ pub enum ServerError {
 /// One fracture of the session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FractureSummary {
+    /// When (s since the session's start).
     pub time_s: f64,
+    /// The body that broke.
     pub body: String,
+    /// Impact or static load.
     pub kind: FractureKind,
+    /// Bodies that replaced it.
     pub fragments: usize,
+    /// Pieces removed as debris.
     pub debris: usize,
+    /// Crack area (m²).
     pub crack_area_m2: f64,
+    /// Normal impulse of the contacts that broke it (N·s).
     pub impulse_n_s: f64,
     /// Wall time of the fracture check and of the fragments' insertion (ms).
     pub fracture_ms: f64,
@@ -103,6 +125,7 @@ pub struct Outcome {
     pub state_hash: u64,
     /// Hash of the proxy's position at every tick.
     pub proxy_path_hash: u64,
+    /// Live bodies at the end.
     pub bodies: usize,
     /// ∫ kinetic energy dt of the global world's dynamic bodies but the
     /// proxy, sampled at every global step (J·s).
@@ -112,38 +135,54 @@ pub struct Outcome {
 /// The session's summary (`--json` prints it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
+    /// `real-time` or `lockstep`.
     pub mode: &'static str,
+    /// Simulated time (s).
     pub seconds: f64,
+    /// The device's name.
     pub device: String,
+    /// What the haptic loop measured.
     pub haptic: LoopStats,
+    /// The synchronisations with the simulation thread.
     pub syncs: SyncStats,
+    /// Every fracture, in order.
     pub fractures: Vec<FractureSummary>,
     /// Fragments swapped to a modal basis of their own
     /// ([`World::adopt_own_bases`]).
     pub own_bases_adopted: u64,
     /// Where the session log was written (set by the caller).
     pub log: Option<String>,
+    /// What the haptic thread obtained from the scheduler.
     pub realtime: RealtimeReport,
     /// CPU time the host took from this machine during the run; `None`
     /// where the kernel does not report it.
     pub host_steal: Option<HostSteal>,
+    /// The virtual coupling's gains.
     pub coupling: CouplingGains,
+    /// The scaling factors used.
     pub scaling: ScalingFactors,
+    /// Haptic ticks per global step.
     pub sync_ratio: u32,
+    /// Mean number of bodies in the sub-world.
     pub sub_world_mean_bodies: f64,
+    /// Largest coupling force felt on the device side (N).
     pub peak_coupling_force_n: f64,
     /// What the device was sent, after the safety layer.
     pub commanded: Commanded,
+    /// Device reads and writes that failed.
     pub device_errors: u64,
     /// Times the device was lost (could not be read) and came back.
     pub device_losses: u64,
+    /// Times the device came back after a loss.
     pub device_restorations: u64,
     /// The device was lost or failed during the session: what the user
     /// felt was not the simulation throughout.
     pub degraded: bool,
     /// The session was stopped (a signal) before its planned end.
     pub interrupted: bool,
+    /// Times the safety layer tripped.
     pub safety_trips: u64,
+    /// The world's final state, for comparing runs.
     pub outcome: Outcome,
     /// The proxy's position at every tick, if asked for.
     #[serde(skip)]
@@ -161,16 +200,23 @@ pub struct Commanded {
 
 /// Everything a session needs.
 pub struct ServeInputs {
+    /// The global world, with the proxy in it.
     pub world: World,
     /// The worker threads of the world's fracture checks.
     pub threads: rayon::ThreadPool,
+    /// The scene's `[haptic]` table.
     pub haptic: HapticSpec,
+    /// The scene's name or path, for messages.
     pub scene_name: String,
+    /// The device, already open.
     pub device: Box<dyn Device>,
     /// The device profile's name (selects per-device scaling).
     pub device_name: String,
+    /// The scripted hand of a simulated device.
     pub hand: Option<HandTrajectory>,
+    /// Where ticks and events are recorded.
     pub recorder: Option<RecorderHandle>,
+    /// Length, mode and scheduling of the session.
     pub options: ServerOptions,
     /// Set from another thread (a signal handler) to end the session
     /// cleanly at the next tick.

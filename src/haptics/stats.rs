@@ -28,6 +28,7 @@ impl Default for Histogram {
 }
 
 impl Histogram {
+    /// Adds one value (µs).
     pub fn record(&mut self, us: f64) {
         let us = us.max(0.0);
         let bin = (us as usize).min(BINS - 1);
@@ -66,6 +67,7 @@ impl Histogram {
         self.counts[first..].iter().map(|&c| u64::from(c)).sum()
     }
 
+    /// The distribution's summary.
     pub fn summary(&self) -> Distribution {
         Distribution {
             p50: self.quantile(0.5),
@@ -83,21 +85,28 @@ impl Histogram {
 /// p50, p99, max and mean of a histogram (µs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Distribution {
+    /// Median (µs).
     pub p50: f64,
+    /// 99th percentile (µs).
     pub p99: f64,
+    /// Largest (µs).
     pub max: f64,
+    /// Mean (µs).
     pub mean: f64,
 }
 
 /// What the haptic loop measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoopStats {
+    /// Ticks run.
     pub ticks: u64,
     /// How late each tick started after its deadline (µs); zero in lockstep.
     pub period_error_us: Distribution,
     /// Time from reading the device to the tick record (µs).
     pub compute_us: Distribution,
+    /// Ticks that started over 100 µs late.
     pub late_over_100us: u64,
+    /// Ticks that started over 1 ms late.
     pub late_over_1ms: u64,
     /// How far the session clock fell behind the wall clock (ms): a tick
     /// that starts a whole period late or more restarts the deadlines from
@@ -134,10 +143,12 @@ impl LoopRecorder {
 /// Synchronisations between the haptic and simulation threads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SyncStats {
+    /// Syncs made.
     pub total: u64,
     /// Syncs at which the answer to the previous one had not arrived.
     pub late: u64,
     /// Global steps (wall time, ms).
     pub global_step_ms_mean: f64,
+    /// Longest global step (wall time, ms).
     pub global_step_ms_max: f64,
 }

@@ -11,6 +11,7 @@ pub struct Jitter {
     /// Largest displacement along each axis, as a fraction of the local cell
     /// size; at most 0.3 so no tet inverts.
     pub fraction: f64,
+    /// Seeds the displacements.
     pub seed: u64,
 }
 

@@ -6,8 +6,11 @@ use nalgebra::{Matrix3, Point3, Vector3};
 /// Volume integrals of a region: ∫1, ∫x, ∫x xᵀ (signed, additive).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MassIntegrals {
+    /// ∫1 dV (m³).
     pub volume: f64,
+    /// ∫x dV (m⁴).
     pub first: Vector3<f64>,
+    /// ∫x xᵀ dV (m⁵).
     pub second: Matrix3<f64>,
 }
 
@@ -57,6 +60,7 @@ impl MassIntegrals {
         self.second -= other.second;
     }
 
+    /// ∫x / ∫1, the centroid (m).
     pub fn centroid(&self) -> Point3<f64> {
         Point3::from(self.first / self.volume)
     }

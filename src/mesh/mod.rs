@@ -116,10 +116,12 @@ impl TetMesh {
         &self.topology
     }
 
+    /// Number of nodes.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Number of tets.
     pub fn tet_count(&self) -> usize {
         self.tets.len()
     }

@@ -16,25 +16,42 @@ use std::path::{Path, PathBuf};
 /// * otherwise a file: TetGen `.node` (its `.ele` beside it) or `.ele`, Gmsh `.msh`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MeshSpec {
+    /// `box:…`: [`box_mesh`].
     Box {
+        /// Edge lengths (m).
         size_m: [f64; 3],
+        /// Cells along x, y, z.
         cells: [usize; 3],
+        /// Node displacement, if asked for.
         jitter: Option<Jitter>,
     },
+    /// `tile:…`: [`tile_mesh`].
     Tile {
+        /// Edge length (m).
         side_m: f64,
+        /// Thickness (m).
         thickness_m: f64,
+        /// Cells along each side.
         cells: usize,
+        /// Cells through the thickness.
         cells_z: usize,
+        /// Node displacement, if asked for.
         jitter: Option<Jitter>,
     },
+    /// `plate:…`: [`plate_mesh`].
     Plate {
+        /// Radius (m).
         radius_m: f64,
+        /// Thickness (m).
         thickness_m: f64,
+        /// Rings of cells from the centre out.
         rings: usize,
+        /// Cell layers through the thickness.
         layers: usize,
+        /// Node displacement, if asked for.
         jitter: Option<Jitter>,
     },
+    /// A mesh file (TetGen or Gmsh).
     File(PathBuf),
 }
 

@@ -17,9 +17,11 @@ pub const NO_NEIGHBOUR: u32 = u32::MAX;
 /// A face on the mesh boundary, its nodes ordered so its normal points out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BoundaryFace {
+    /// The tet the face belongs to.
     pub tet: u32,
     /// The local node the face is opposite to.
     pub opposite: u8,
+    /// The face's nodes, counter-clockwise seen from outside.
     pub nodes: [u32; 3],
 }
 
@@ -36,6 +38,7 @@ pub struct Topology {
     /// Node adjacency in compressed rows: neighbours of node `n` are
     /// `node_neighbours[node_offsets[n]..node_offsets[n + 1]]`, sorted.
     pub node_offsets: Vec<u32>,
+    /// Neighbours of every node, concatenated (see `node_offsets`).
     pub node_neighbours: Vec<u32>,
     /// The edge joining each node to each neighbour, aligned with `node_neighbours`.
     pub node_neighbour_edges: Vec<u32>,

@@ -9,16 +9,22 @@ use std::path::Path;
 /// A per-tet field: `components` values per tet (1 for scalars, 3 for vectors, 6/9 for tensors).
 #[derive(Debug, Clone)]
 pub struct CellField<'a> {
+    /// The field's name in the file.
     pub name: &'a str,
+    /// Values per tet.
     pub components: usize,
+    /// The values, tet-major.
     pub values: &'a [f64],
 }
 
 /// A per-node field: `components` values per node.
 #[derive(Debug, Clone)]
 pub struct NodeField<'a> {
+    /// The field's name in the file.
     pub name: &'a str,
+    /// Values per node.
     pub components: usize,
+    /// The values, node-major.
     pub values: &'a [f64],
 }
 

@@ -30,6 +30,7 @@ pub struct ModalBasis {
 }
 
 impl ModalBasis {
+    /// Number of elastic modes.
     pub fn mode_count(&self) -> usize {
         self.eigenvalues.len()
     }
@@ -90,31 +91,45 @@ pub fn mode_dynamics(eigenvalues: &[f64], material: &Material) -> Vec<ModeDynami
 /// Seconds spent per phase.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ModalTimings {
+    /// Assembly of K and M (s).
     pub assembly: f64,
+    /// Factorisation of the shifted K (s).
     pub factorization: f64,
+    /// Lanczos iterations (s).
     pub lanczos: f64,
+    /// Refinement of the eigenpairs (s).
     pub polish: f64,
+    /// Modal stress tables (s).
     pub modal_stress: f64,
+    /// Reading or writing the cache (s).
     pub cache: f64,
+    /// The whole analysis (s).
     pub total: f64,
 }
 
 /// What [`analyse`] did.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModalReport {
+    /// Whether the basis came from the cache.
     pub from_cache: bool,
+    /// Seconds spent per phase.
     pub seconds: ModalTimings,
     /// Eigensolver statistics (absent when loaded from the cache).
     pub solver: Option<EigenStats>,
+    /// Degrees of freedom of the mesh.
     pub dofs: usize,
+    /// Stored entries of K's upper triangle.
     pub stiffness_nnz: usize,
 }
 
 /// Solved modes of one body, before the per-element tables are built.
 #[derive(Debug, Clone)]
 pub struct Modes {
+    /// Eigenvalues λ = ω² (rad²/s²), ascending.
     pub eigenvalues: Vec<f64>,
+    /// Mode shapes, one column per mode, M-orthonormal.
     pub shapes: Mat<f64>,
+    /// Relative residual of each mode.
     pub residuals: Vec<f64>,
 }
 

@@ -46,10 +46,12 @@ pub fn default_cache_dir() -> PathBuf {
 }
 
 impl ModalCache {
+    /// A cache in `dir` (created when first written).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
     }
 
+    /// The cache's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -76,17 +76,22 @@ pub struct EigenSolution {
     pub shapes: Mat<f64>,
     /// ‖Kx − λMx‖ / ‖Kx‖ per mode.
     pub residuals: Vec<f64>,
+    /// How the solve went.
     pub stats: EigenStats,
 }
 
 /// How the solve went.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct EigenStats {
+    /// Factorisation of K − σM (s).
     pub factorization_s: f64,
+    /// Lanczos iterations (s).
     pub lanczos_s: f64,
+    /// Refinement of the eigenpairs (s).
     pub polish_s: f64,
     /// Operator applications, counted per right-hand side.
     pub solves: usize,
+    /// Lanczos restarts.
     pub lanczos_restarts: usize,
     /// Pairs Lanczos converged (of modes + guard) before polishing.
     pub lanczos_converged: usize,
@@ -102,29 +107,46 @@ pub struct EigenStats {
 /// Why the eigensolve failed.
 #[derive(Debug, thiserror::Error)]
 pub enum EigenError {
+    /// K − σM could not be factorised.
     #[error("K − σM is not positive definite (σ = {shift}); is the mesh connected and the material valid?")]
-    NotPositiveDefinite { shift: f64 },
+    NotPositiveDefinite {
+        /// The shift σ.
+        shift: f64,
+    },
+    /// The shift is not negative.
     #[error("the shift must be negative, got {0}")]
     BadShift(f64),
     #[error(
         "{wanted} elastic modes asked for, but the body has only {dofs} DOFs ({available} elastic)"
     )]
+    /// More modes asked for than the mesh has.
     TooManyModes {
+        /// Elastic modes asked for.
         wanted: usize,
+        /// Degrees of freedom of the mesh.
         dofs: usize,
+        /// Elastic modes it has (DOFs less the six rigid ones).
         available: usize,
     },
+    /// A mode did not converge.
     #[error("mode {mode} has residual {residual:e} > {tolerance:e} after {steps} refinement steps; try a larger guard band")]
     Residual {
+        /// The mode's index.
         mode: usize,
+        /// Its relative residual.
         residual: f64,
+        /// The residual asked for.
         tolerance: f64,
+        /// Refinement steps taken.
         steps: usize,
     },
+    /// The lumped mass matrix has a non-positive entry; the DOF.
     #[error("the mass matrix has a non-positive entry at DOF {0}")]
     BadMass(usize),
+    /// The problem would need more memory than allowed.
     #[error(transparent)]
     Limit(#[from] crate::limits::LimitError),
+    /// The Ritz basis became linearly dependent.
     #[error("the Ritz basis lost linear independence: the stiffness and mass are out of range for f64 (check the material's modulus and density, and the mesh)")]
     DependentBasis,
 }

@@ -23,11 +23,15 @@ pub use stress::{ModalStress, GROUP_ELEMENTS};
 /// Why a modal basis could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum ModalError {
+    /// The eigensolve failed.
     #[error(transparent)]
     Eigen(#[from] EigenError),
+    /// The modal cache could not be read or written.
     #[error("modal cache {path}: {message}")]
     Cache {
+        /// The cache file.
         path: std::path::PathBuf,
+        /// What went wrong.
         message: String,
     },
 }

@@ -25,7 +25,9 @@ pub struct ModeDynamics {
 /// A modal coordinate and its rate.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ModalState {
+    /// Modal coordinate z.
     pub z: f64,
+    /// Its rate ż (1/s).
     pub z_dot: f64,
 }
 

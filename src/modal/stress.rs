@@ -116,14 +116,17 @@ impl ModalStress {
         }
     }
 
+    /// Number of modes.
     pub fn mode_count(&self) -> usize {
         self.modes
     }
 
+    /// Number of elements (tets).
     pub fn element_count(&self) -> usize {
         self.elements
     }
 
+    /// Number of element groups of the screening bounds.
     pub fn group_count(&self) -> usize {
         self.elements.div_ceil(GROUP_ELEMENTS)
     }

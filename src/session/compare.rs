@@ -12,12 +12,14 @@ pub struct Replayed<'a> {
     pub proxy_trace: &'a [[f64; 3]],
     /// Each fracture's body and fragment count, in order.
     pub fractures: &'a [(String, usize)],
+    /// Hash of the final world state.
     pub state_hash: u64,
 }
 
 /// One side of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplaySide {
+    /// Ticks it holds.
     pub ticks: u64,
     /// Each fracture's body and fragment count, in order.
     pub fractures: Vec<(String, usize)>,
@@ -32,7 +34,9 @@ pub struct Comparison {
     pub matches: bool,
     /// The first tick at which the proxy's path or the fractures differ.
     pub first_divergence: Option<u64>,
+    /// The session log's side.
     pub recorded: ReplaySide,
+    /// The replay's side.
     pub replayed: ReplaySide,
 }
 

@@ -20,25 +20,37 @@ use serde::{Deserialize, Serialize};
 /// One haptic tick: plain numbers, copied into the recorder's queue.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct TickRecord {
+    /// Tick number from the session start.
     pub tick: u64,
     /// Session clock at the tick's deadline (s).
     pub time_s: f64,
+    /// Handle position the device reported (m).
     pub device_position_m: [f64; 3],
+    /// Handle orientation the device reported (quaternion w, x, y, z).
     pub device_orientation_wxyz: [f64; 4],
+    /// Handle velocity the device reported (m/s).
     pub device_velocity_m_s: [f64; 3],
+    /// The user's force on the handle (N; admittance devices).
     pub user_force_n: [f64; 3],
+    /// Button states, one bit per button.
     pub buttons: u32,
+    /// The device report's sequence number.
     pub device_sequence: u32,
     /// What was sent: goal position (admittance) or force (impedance).
     pub command: [f64; 3],
+    /// Whether `command` is a force (impedance) rather than a goal position.
     pub command_is_force: bool,
     /// Where the scripted hand was (simulated device), for replays.
     pub hand_position_m: [f64; 3],
+    /// The proxy's position in the scene (m).
     pub proxy_position_m: [f64; 3],
+    /// The proxy's orientation (quaternion w, x, y, z).
     pub proxy_orientation_wxyz: [f64; 4],
+    /// The virtual coupling's force on the proxy (N, scene side).
     pub coupling_force_n: [f64; 3],
     /// Period since the previous tick and compute time of this one (µs).
     pub period_us: f32,
+    /// This tick's compute time (µs).
     pub compute_us: f32,
 }
 
@@ -67,63 +79,103 @@ impl TickRecord {
 pub enum Event {
     /// The run's configuration, first message of every log.
     Configuration {
+        /// Session time (s).
         time_s: f64,
+        /// Every input of the session (see `SessionConfig` in the command line tool).
         config: serde_json::Value,
     },
+    /// A body broke.
     Fracture {
+        /// Session time (s).
         time_s: f64,
+        /// Haptic tick.
         tick: u64,
+        /// The body that broke.
         body: String,
+        /// Bodies that replaced it.
         fragments: usize,
+        /// Crack area (m²).
         crack_area_m2: f64,
     },
+    /// The safety layer tripped.
     SafetyTrip {
+        /// Session time (s).
         time_s: f64,
+        /// Why it tripped.
         cause: String,
+        /// Whether the trip holds until reset.
         latched: bool,
     },
+    /// A sync answer came late (real time).
     LateSync {
+        /// Session time (s).
         time_s: f64,
+        /// Haptic tick.
         tick: u64,
+        /// How many ticks the answer was late.
         late_by_ticks: u64,
     },
     /// The device could not be read: forces were zeroed.
     DeviceLost {
+        /// Session time (s).
         time_s: f64,
+        /// Haptic tick.
         tick: u64,
+        /// Why the read failed.
         error: String,
     },
     /// The device answers again after a loss.
     DeviceRestored {
+        /// Session time (s).
         time_s: f64,
+        /// Haptic tick.
         tick: u64,
+        /// How long it had been lost (s).
         lost_for_s: f64,
     },
     /// The session was stopped before its end (a signal).
-    Interrupted { time_s: f64, tick: u64 },
+    Interrupted {
+        /// Session time (s).
+        time_s: f64,
+        /// Haptic tick.
+        tick: u64,
+    },
     /// Records the recorder could not queue since the last such event.
     Dropped {
+        /// Session time (s).
         time_s: f64,
+        /// Tick records.
         ticks: u64,
+        /// Events.
         events: u64,
     },
+    /// The last event of a complete log.
     SessionEnd {
+        /// Session time (s).
         time_s: f64,
+        /// Tick records.
         ticks: u64,
+        /// Tick records dropped over the session.
         dropped_ticks: u64,
+        /// Events dropped over the session.
         dropped_events: u64,
     },
     /// How a haptic session ended, for replays: hashes of the final global
     /// state and of the proxy's path, and the live bodies.
     Outcome {
+        /// Session time (s).
         time_s: f64,
+        /// Hash of the final world state.
         state_hash: u64,
+        /// Hash of the proxy's position at every tick.
         proxy_path_hash: u64,
+        /// Live bodies at the end.
         bodies: usize,
     },
 }
 
 impl Event {
+    /// Session time of the event (s).
     pub fn time_s(&self) -> f64 {
         match self {
             Event::Configuration { time_s, .. }
@@ -139,6 +191,7 @@ impl Event {
         }
     }
 
+    /// The event's kind, as in the log's `kind` field.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::Configuration { .. } => "configuration",
@@ -158,10 +211,22 @@ impl Event {
 /// Why a log could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// The file cannot be created, written or read.
     #[error("session log {path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The log's path.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The file is not a tessera session log, or is damaged.
     #[error("session log {path}: {message}")]
-    Format { path: String, message: String },
+    Format {
+        /// The log's path.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 pub(crate) const TICK_TOPIC: &str = "/tick";

@@ -14,7 +14,9 @@ use std::path::Path;
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
+    /// One haptic tick.
     Tick(TickRecord),
+    /// A session event.
     Event(Event),
 }
 
@@ -28,6 +30,7 @@ pub struct SessionReader {
 }
 
 impl SessionReader {
+    /// Reads the whole log at `path`, checking chunk CRCs; a truncated log is read as far as it goes (see `truncated`).
     pub fn open(path: &Path) -> Result<Self, SessionError> {
         let io = |message: String| SessionError::Io {
             path: path.display().to_string(),
@@ -150,6 +153,7 @@ impl SessionReader {
         &self.records
     }
 
+    /// The tick records, in order.
     pub fn ticks(&self) -> impl Iterator<Item = &TickRecord> {
         self.records.iter().filter_map(|r| match r {
             Record::Tick(t) => Some(t),
@@ -157,6 +161,7 @@ impl SessionReader {
         })
     }
 
+    /// The events, in order.
     pub fn events(&self) -> impl Iterator<Item = &Event> {
         self.records.iter().filter_map(|r| match r {
             Record::Event(e) => Some(e),
@@ -211,14 +216,19 @@ impl SessionReader {
 /// What `tessera log info` prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LogSummary {
+    /// Simulated time the log covers (s).
     pub duration_s: f64,
+    /// Tick records.
     pub ticks: u64,
+    /// Ticks the recorder dropped (queue full).
     pub dropped_ticks: u64,
+    /// Events the recorder dropped.
     pub dropped_events: u64,
     /// Events by kind.
     pub events: std::collections::BTreeMap<String, u64>,
     /// Whether the log ends with its end-of-session event.
     pub complete: bool,
+    /// Why the log ends early, if it does.
     pub truncated: Option<String>,
 }
 

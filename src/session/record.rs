@@ -62,10 +62,15 @@ impl RecorderHandle {
 /// What the recorder wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RecorderStats {
+    /// Tick records written.
     pub ticks: u64,
+    /// Events written.
     pub events: u64,
+    /// Tick records dropped (queue full).
     pub dropped_ticks: u64,
+    /// Events dropped (queue full).
     pub dropped_events: u64,
+    /// MCAP chunks written.
     pub chunks_flushed: u64,
 }
 
@@ -115,10 +120,12 @@ impl Recorder {
         })
     }
 
+    /// The log's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// A handle for the haptic and simulation threads to record through.
     pub fn handle(&self) -> RecorderHandle {
         self.handle.clone()
     }

@@ -32,32 +32,48 @@ pub enum FractureKind {
 /// A fracture check that cracked a body.
 #[derive(Debug, Clone, Serialize)]
 pub struct FractureEvent {
+    /// World time of the check (s).
     pub time_s: f64,
+    /// World step of the check.
     pub step: u64,
+    /// The body that cracked.
     pub body: BodyId,
+    /// Its name.
     pub name: String,
+    /// Impact or static.
     pub kind: FractureKind,
     /// Contacts of the event and the sum of their normal impulses (N·s).
     pub contacts: usize,
+    /// Sum of the used contacts' normal impulses (N·s).
     pub impulse_n_s: f64,
+    /// Largest principal stress found (Pa).
     pub peak_stress_pa: f64,
+    /// Cracks started.
     pub cracks: usize,
+    /// Crack area (m²).
     pub crack_area_m2: f64,
     /// The bodies that replaced it (empty if the cracks did not split it).
     pub fragments: Vec<BodyId>,
     /// Pieces removed as debris (below `debris_volume_m3`), their mass and
     /// the momentum they took out of the world.
     pub debris: usize,
+    /// Mass of the debris (kg).
     pub debris_mass_kg: f64,
+    /// Momentum the debris took out of the world (N·s).
     pub debris_momentum_n_s: [f64; 3],
+    /// The parent's mass (kg).
     pub parent_mass_kg: f64,
+    /// The fragments' total mass (kg).
     pub fragments_mass_kg: f64,
     /// The parent's momentum before the step, the normal contact impulses
     /// it received in the step, its momentum after rapier's step, and the
     /// fragments' total momentum (N·s).
     pub momentum_before_n_s: [f64; 3],
+    /// Normal contact impulses it received in the step (N·s).
     pub contact_impulse_n_s: [f64; 3],
+    /// Its momentum after rapier's step (N·s).
     pub momentum_after_n_s: [f64; 3],
+    /// The fragments' total momentum (N·s).
     pub fragments_momentum_n_s: [f64; 3],
 }
 

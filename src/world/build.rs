@@ -19,44 +19,68 @@ use std::sync::Arc;
 /// Why a scene could not become a world.
 #[derive(Debug, thiserror::Error)]
 pub enum WorldError {
+    /// A scene or material file is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A body's mesh cannot be built.
     #[error("{path}: body `{body}`: shape.mesh: {source}")]
     Mesh {
+        /// The scene file.
         path: PathBuf,
+        /// The body.
         body: String,
+        /// Why.
         #[source]
         source: MeshError,
     },
+    /// A body's modal analysis failed.
     #[error("{path}: body `{body}`: modal analysis: {source}")]
     Modal {
+        /// The scene file.
         path: PathBuf,
+        /// The body.
         body: String,
+        /// Why.
         #[source]
         source: ModalError,
     },
+    /// An OBJ frame could not be written.
     #[error("writing frame {path}: {source}")]
     Frames {
+        /// The frame's file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: MeshError,
     },
+    /// A body names a material the library does not have.
     #[error("{path}: body `{body}`: material: {source}")]
     Material {
+        /// The scene file.
         path: PathBuf,
+        /// The body.
         body: String,
+        /// Why.
         source: Box<ConfigError>,
     },
+    /// A body would need more memory than allowed.
     #[error("{path}: body `{body}`: {source}")]
     Limit {
+        /// The scene file.
         path: PathBuf,
+        /// The body.
         body: String,
+        /// Why.
         source: crate::limits::LimitError,
     },
+    /// A body's shape is invalid (e.g. a convex hull of flat points).
     #[error("{path}: body `{body}`: {message}")]
     Shape {
+        /// The scene file.
         path: PathBuf,
+        /// The body.
         body: String,
+        /// What is wrong.
         message: String,
     },
 }

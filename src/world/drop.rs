@@ -11,24 +11,32 @@ use std::path::Path;
 /// One drop.
 #[derive(Debug, Clone, Serialize)]
 pub struct DropRun {
+    /// Release height above the target's top (m).
     pub height_m: f64,
+    /// Whether the target split.
     pub broke: bool,
     /// Simulated time of the first split of the target (s).
     pub break_time_s: Option<f64>,
     /// Live pieces of the target at the end (1 if it did not split).
     pub fragments: usize,
+    /// Crack area (m²).
     pub crack_area_m2: f64,
     /// Largest total normal impulse of the dropped body on the target (and
     /// its pieces) in one step (N·s).
     pub peak_contact_impulse_n_s: f64,
+    /// Fracture checks that cracked something.
     pub fracture_events: usize,
+    /// World steps run.
     pub steps: u64,
+    /// Simulated time (s).
     pub simulated_s: f64,
 }
 
 /// Frames to write during a drop: one OBJ every `every_steps` steps.
 pub struct FrameOutput<'a> {
+    /// Where the frames go.
     pub dir: &'a Path,
+    /// One frame every this many steps.
     pub every_steps: u64,
 }
 

@@ -21,6 +21,7 @@ use std::collections::{BTreeSet, VecDeque};
 /// How the sub-world is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Extraction {
+    /// The body the device holds.
     pub proxy: BodyId,
     /// Most dynamic bodies the contact graph adds (the proxy excluded).
     pub max_graph_bodies: usize,

@@ -70,17 +70,24 @@ pub struct BodyId(pub u32);
 /// What the world keeps about one body beside rapier's state.
 #[derive(Debug, Clone)]
 pub struct WorldBody {
+    /// Name from the scene (fragments: the parent's name and `/N`).
     pub name: String,
     pub(crate) handle: RigidBodyHandle,
+    /// Its material.
     pub material: Arc<Material>,
     /// `None` for a static body.
     pub mass_kg: Option<f64>,
+    /// Volume (m³).
     pub volume_m3: f64,
     /// Radius of curvature in contacts (Hertz), m.
     pub contact_radius_m: f64,
+    /// Coulomb friction coefficient.
     pub friction: f64,
+    /// Restitution coefficient.
     pub restitution: f64,
+    /// Its surface, in its frame (for display and frames).
     pub surface: Arc<Surface>,
+    /// The fracture side, for a breakable body.
     pub breakable: Option<Breakable>,
     /// The body this one is a fragment of.
     pub parent: Option<BodyId>,
@@ -89,6 +96,7 @@ pub struct WorldBody {
 /// The fracture side of a breakable body.
 #[derive(Debug, Clone)]
 pub struct Breakable {
+    /// The fracture engine's body.
     pub body: BreakableBody,
     last_static_check_s: f64,
     /// Total held force at the last quasi-static check (N).
@@ -98,8 +106,11 @@ pub struct Breakable {
 /// Mass, momentum and kinetic energy of a body (Glondu eq. 4.3), SI.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BodyMotion {
+    /// Mass (kg).
     pub mass_kg: f64,
+    /// Centre of mass (m).
     pub com_m: [f64; 3],
+    /// Linear momentum (N·s).
     pub momentum_n_s: [f64; 3],
     /// ½ m v² + ½ ωᵀ I ω (J).
     pub kinetic_energy_j: f64,
@@ -124,10 +135,13 @@ pub struct StepInputs<'a> {
 /// and kept apart from the physical results (rapier's `Counters`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Counters {
+    /// Steps counted.
     pub steps: u64,
     /// All steps, the longest one and the last one (s).
     pub step_total_s: f64,
+    /// Longest step (s).
     pub step_max_s: f64,
+    /// Last step (s).
     pub last_step_s: f64,
     /// rapier's steps (s).
     pub physics_s: f64,
@@ -200,6 +214,7 @@ impl World {
         }
     }
 
+    /// The world's settings.
     pub fn settings(&self) -> &WorldSettings {
         &self.settings
     }
@@ -210,10 +225,12 @@ impl World {
         self.physics.integration_parameters.dt = dt_s as f32;
     }
 
+    /// World time (s).
     pub fn time_s(&self) -> f64 {
         self.time_s
     }
 
+    /// Steps taken.
     pub fn steps(&self) -> u64 {
         self.steps
     }
@@ -231,6 +248,7 @@ impl World {
             .filter_map(|(i, b)| b.as_ref().map(|b| (BodyId(i as u32), b)))
     }
 
+    /// The live body `id`.
     pub fn body(&self, id: BodyId) -> Option<&WorldBody> {
         self.bodies.get(id.0 as usize).and_then(Option::as_ref)
     }
@@ -260,6 +278,7 @@ impl World {
         &self.contacts
     }
 
+    /// Number of live bodies.
     pub fn body_count(&self) -> usize {
         self.bodies().count()
     }

@@ -12,7 +12,9 @@ use rapier3d::glamx::{Pose3, Vec3};
 /// A closed triangle surface in a body's frame (metres).
 #[derive(Debug, Clone, Default)]
 pub struct Surface {
+    /// Points (m).
     pub points: Vec<Point3<f64>>,
+    /// Triangles of `points`, counter-clockwise seen from outside.
     pub triangles: Vec<[u32; 3]>,
 }
 

@@ -22,8 +22,11 @@ use rapier3d::pipeline::PhysicsWorld;
 /// A body entering the sub-world, as the global world last saw it.
 #[derive(Clone)]
 pub struct MemberBody {
+    /// The body.
     pub id: BodyId,
+    /// Whether it never moves.
     pub is_static: bool,
+    /// Whether it can break (its contacts are reported).
     pub breakable: bool,
     pub(super) shape: SharedShape,
     pub(super) mass: MassProperties,
@@ -39,8 +42,11 @@ pub struct MemberBody {
 /// the normal impulse the global world applied there in its last step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BorderContact {
+    /// The member.
     pub body: BodyId,
+    /// The global body outside the sub-world.
     pub outside: BodyId,
+    /// Contact point (m).
     pub point_m: Point3<f64>,
     /// Unit normal into `body`.
     pub normal: Vector3<f64>,
@@ -57,6 +63,7 @@ pub struct SubWorldUpdate {
     pub members: Vec<BodyId>,
     /// Members the sub-world does not hold yet.
     pub added: Vec<MemberBody>,
+    /// Contacts between members and bodies outside, with their impulses.
     pub border: Vec<BorderContact>,
     /// The global step the border impulses were applied over (s).
     pub global_dt_s: f64,
@@ -65,17 +72,24 @@ pub struct SubWorldUpdate {
 /// A member's state in the sub-world (SI).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MemberState {
+    /// The member.
     pub id: BodyId,
+    /// Pose of its frame (m).
     pub pose: Isometry3<f64>,
+    /// Linear velocity (m/s).
     pub linvel_m_s: Vector3<f64>,
+    /// Angular velocity (rad/s).
     pub angvel_rad_s: Vector3<f64>,
 }
 
 /// The summed friction-point impulse on a global body at the border.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FrictionImpulse {
+    /// The global body outside the sub-world.
     pub outside: BodyId,
+    /// Application point (m).
     pub point_m: Point3<f64>,
+    /// Summed impulse (N·s).
     pub impulse_n_s: Vector3<f64>,
 }
 
@@ -88,6 +102,7 @@ pub struct SubWorldReport {
     /// of bodies: impulses summed, point and normal impulse-weighted, the
     /// largest approach speed.
     pub contacts: Vec<BodyContact>,
+    /// Friction-point impulses on bodies at the border.
     pub friction: Vec<FrictionImpulse>,
     /// Pairs of members in contact (the sub-world's contact graph).
     pub edges: Vec<(BodyId, BodyId)>,
@@ -97,6 +112,7 @@ pub struct SubWorldReport {
 }
 
 impl SubWorldReport {
+    /// Empties the report, keeping its allocations.
     pub fn clear(&mut self) {
         self.states.clear();
         self.contacts.clear();
@@ -111,9 +127,13 @@ impl SubWorldReport {
 pub struct ProxyBody {
     /// The pose of the centre of mass (principal axes not implied).
     pub com_pose: Isometry3<f64>,
+    /// Linear velocity (m/s).
     pub linvel_m_s: Vector3<f64>,
+    /// Angular velocity (rad/s).
     pub angvel_rad_s: Vector3<f64>,
+    /// Mass (kg).
     pub mass_kg: f64,
+    /// Inertia tensor about the centre of mass, world axes (kg·m²).
     pub inertia_kg_m2: Matrix3<f64>,
 }
 
@@ -207,10 +227,12 @@ impl SubWorld {
         self.members.iter().map(|m| m.id)
     }
 
+    /// Number of members.
     pub fn len(&self) -> usize {
         self.members.len()
     }
 
+    /// Whether there is no member.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
