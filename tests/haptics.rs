@@ -514,56 +514,6 @@ fn the_sub_world_takes_the_nearest_bodies_a_few_at_a_time() {
 }
 
 #[test]
-fn the_haptic_thread_takes_the_cpu_with_the_fewest_device_interrupts() {
-    use tessera::haptics::quietest_cpu;
-    let interrupts = "           CPU0       CPU1       CPU2
- 24:          1          0          0  IO-APIC   5-edge      ACPI:Ged
- 36:          0     369259          7  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0
- 41:       6386          0         90  PCI-MSIX-0000:00:04.0   1-edge      virtio3-rx
-LOC:    3594716    5095238         10   Local timer interrupts
-";
-    assert_eq!(quietest_cpu(interrupts, &[0, 1, 2]), Some(2));
-    assert_eq!(
-        quietest_cpu(interrupts, &[0, 1]),
-        Some(0),
-        "CPU 2 not allowed"
-    );
-    assert_eq!(quietest_cpu(interrupts, &[5]), None, "no allowed column");
-    assert_eq!(quietest_cpu("", &[0, 1]), None);
-}
-
-proptest! {
-    #[test]
-    fn reading_any_interrupt_table_never_panics(
-        text in "(CPU[0-9] +){0,3}\n(( *[0-9A-Z]{1,3}:( +[0-9]{1,12}){0,4}[ a-zA-Z-]*)\n){0,6}",
-        allowed in proptest::collection::vec(0usize..4, 0..4),
-    ) {
-        if let Some(cpu) = tessera::haptics::quietest_cpu(&text, &allowed) {
-            prop_assert!(allowed.contains(&cpu));
-        }
-    }
-}
-
-#[test]
-fn host_steal_is_read_from_the_steal_column_of_each_cpu_line() {
-    use tessera::haptics::steal_ticks;
-    let stat = "cpu  3133163 0 168145 1675939 9678 0 1355 1141 0 0
-cpu0 1565000 0 84000 837000 4800 0 700 600 0 0
-cpu1 1568163 0 84145 838939 4878 0 655 541 0 0
-intr 123 4 5
-";
-    assert_eq!(steal_ticks(stat, None), Some(1141));
-    assert_eq!(steal_ticks(stat, Some(0)), Some(600));
-    assert_eq!(steal_ticks(stat, Some(1)), Some(541));
-    assert_eq!(steal_ticks(stat, Some(2)), None, "no such CPU");
-    assert_eq!(
-        steal_ticks("cpu  1 2 3 4 5 6 7\n", None),
-        None,
-        "a kernel without the steal column"
-    );
-}
-
-#[test]
 fn a_tick_a_whole_period_late_restarts_the_deadlines_instead_of_bursting() {
     use std::time::{Duration, Instant};
     use tessera::haptics::Deadlines;
@@ -586,16 +536,6 @@ fn a_tick_a_whole_period_late_restarts_the_deadlines_instead_of_bursting() {
     assert!(deadlines.started(3, woke + us(1_000)) < 1e-6);
     assert!(near(deadlines.due(10), woke + us(8_000)));
     assert!((deadlines.clock_lag_s() - 3.4e-3).abs() < 1e-6);
-}
-
-proptest! {
-    #[test]
-    fn reading_any_cpu_statistics_never_panics(
-        text in "((cpu[0-9]?|intr|ctxt)( +[0-9]{1,20}){0,10}\n){0,5}",
-        cpu in proptest::option::of(0usize..4),
-    ) {
-        let _ = tessera::haptics::steal_ticks(&text, cpu);
-    }
 }
 
 /// Every force sent, with the time it was sent at.

@@ -18,12 +18,12 @@ pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use deadlines::Deadlines;
 pub use haptic_loop::{LoopError, Notice};
 pub use realtime::{
-    quietest_cpu, simulation_threads, steal_ticks, CpuPin, HostSteal, ParseCpuPinError, PinError,
-    RealtimeReport, SimulationRealtime, SIMULATION_PRIORITY,
+    simulation_threads, CpuPin, HostSteal, ParseCpuPinError, PinError, RealtimeReport,
+    SimulationRealtime, SIMULATION_PRIORITY,
 };
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{
     serve, Commanded, FractureSummary, Outcome, ServeInputs, ServerError, ServerOptions, Summary,
     HAPTIC_RATE_HZ,
 };
-pub use stats::{Distribution, Histogram, LoopStats, SyncStats};
+pub use stats::{Distribution, LoopStats, SyncStats};

@@ -262,7 +262,7 @@ fn allowed_cpus() -> Result<Vec<usize>, PinError> {
 /// according to `interrupts` (the text of `/proc/interrupts`: a header of
 /// `CPUn` columns, then one line per source; device lines start with a
 /// number). Lowest CPU on ties; `None` if the text says nothing usable.
-pub fn quietest_cpu(interrupts: &str, allowed: &[usize]) -> Option<usize> {
+fn quietest_cpu(interrupts: &str, allowed: &[usize]) -> Option<usize> {
     let mut lines = interrupts.lines();
     let columns: Vec<usize> = lines
         .next()?
@@ -337,7 +337,7 @@ impl StealSample {
 /// The steal counter (clock ticks) of `cpu`'s line of `stat`, the text of
 /// `/proc/stat` (`cpu` for all CPUs, `cpuN` for one); the eighth number of
 /// the line. `None` if the line or the column is missing.
-pub fn steal_ticks(stat: &str, cpu: Option<usize>) -> Option<u64> {
+fn steal_ticks(stat: &str, cpu: Option<usize>) -> Option<u64> {
     stat.lines().find_map(|line| {
         let mut fields = line.split_whitespace();
         let name = fields.next()?.strip_prefix("cpu")?;
@@ -399,4 +399,68 @@ fn current_policy() -> (String, i32) {
     }
     #[cfg(not(target_os = "linux"))]
     ("unknown".into(), 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{quietest_cpu, steal_ticks};
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_haptic_thread_takes_the_cpu_with_the_fewest_device_interrupts() {
+        let interrupts = "           CPU0       CPU1       CPU2
+     24:          1          0          0  IO-APIC   5-edge      ACPI:Ged
+     36:          0     369259          7  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0
+     41:       6386          0         90  PCI-MSIX-0000:00:04.0   1-edge      virtio3-rx
+    LOC:    3594716    5095238         10   Local timer interrupts
+    ";
+        assert_eq!(quietest_cpu(interrupts, &[0, 1, 2]), Some(2));
+        assert_eq!(
+            quietest_cpu(interrupts, &[0, 1]),
+            Some(0),
+            "CPU 2 not allowed"
+        );
+        assert_eq!(quietest_cpu(interrupts, &[5]), None, "no allowed column");
+        assert_eq!(quietest_cpu("", &[0, 1]), None);
+    }
+
+    proptest! {
+        #[test]
+        fn reading_any_interrupt_table_never_panics(
+            text in "(CPU[0-9] +){0,3}\n(( *[0-9A-Z]{1,3}:( +[0-9]{1,12}){0,4}[ a-zA-Z-]*)\n){0,6}",
+            allowed in proptest::collection::vec(0usize..4, 0..4),
+        ) {
+            if let Some(cpu) = quietest_cpu(&text, &allowed) {
+                prop_assert!(allowed.contains(&cpu));
+            }
+        }
+    }
+
+    #[test]
+    fn host_steal_is_read_from_the_steal_column_of_each_cpu_line() {
+        let stat = "cpu  3133163 0 168145 1675939 9678 0 1355 1141 0 0
+    cpu0 1565000 0 84000 837000 4800 0 700 600 0 0
+    cpu1 1568163 0 84145 838939 4878 0 655 541 0 0
+    intr 123 4 5
+    ";
+        assert_eq!(steal_ticks(stat, None), Some(1141));
+        assert_eq!(steal_ticks(stat, Some(0)), Some(600));
+        assert_eq!(steal_ticks(stat, Some(1)), Some(541));
+        assert_eq!(steal_ticks(stat, Some(2)), None, "no such CPU");
+        assert_eq!(
+            steal_ticks("cpu  1 2 3 4 5 6 7\n", None),
+            None,
+            "a kernel without the steal column"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn reading_any_cpu_statistics_never_panics(
+            text in "((cpu[0-9]?|intr|ctxt)( +[0-9]{1,20}){0,10}\n){0,5}",
+            cpu in proptest::option::of(0usize..4),
+        ) {
+            let _ = steal_ticks(&text, cpu);
+        }
+    }
 }

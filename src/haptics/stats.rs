@@ -9,7 +9,7 @@ const BINS: usize = 20_000;
 
 /// A histogram of durations in microseconds.
 #[derive(Clone)]
-pub struct Histogram {
+pub(super) struct Histogram {
     counts: Box<[u32; BINS]>,
     total: u64,
     max_us: f64,
@@ -29,7 +29,7 @@ impl Default for Histogram {
 
 impl Histogram {
     /// Adds one value (µs).
-    pub fn record(&mut self, us: f64) {
+    pub(super) fn record(&mut self, us: f64) {
         let us = us.max(0.0);
         let bin = (us as usize).min(BINS - 1);
         self.counts[bin] += 1;
@@ -42,7 +42,7 @@ impl Histogram {
 
     /// The value below which a fraction `q` of the values lie, to the 1 µs
     /// bin (the bin's lower edge; the exact maximum in the last bin).
-    pub fn quantile(&self, q: f64) -> f64 {
+    pub(super) fn quantile(&self, q: f64) -> f64 {
         if self.total == 0 {
             return 0.0;
         }
@@ -62,13 +62,13 @@ impl Histogram {
     }
 
     /// How many values exceed `us`.
-    pub fn count_over(&self, us: f64) -> u64 {
+    pub(super) fn count_over(&self, us: f64) -> u64 {
         let first = (us.max(0.0) as usize + 1).min(BINS);
         self.counts[first..].iter().map(|&c| u64::from(c)).sum()
     }
 
     /// The distribution's summary.
-    pub fn summary(&self) -> Distribution {
+    pub(super) fn summary(&self) -> Distribution {
         Distribution {
             p50: self.quantile(0.5),
             p99: self.quantile(0.99),
