@@ -128,4 +128,5 @@ pub mod limits;
 pub mod mesh;
 pub mod modal;
 pub mod session;
+pub mod ui;
 pub mod world;

@@ -9,8 +9,10 @@ use super::scene_cmd::{prepare_scene, scene_text};
 use super::{material_source, Cli, Stop};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 use tessera::assets;
 use tessera::config::{MaterialLibrary, Scene, ShapeSpec};
@@ -18,10 +20,11 @@ use tessera::device::{sim_arm_spec, ArmModel};
 use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
 use tessera::device::{HidApiConnector, HidDriver, HidTiming};
 use tessera::fracture::BasisWorker;
-use tessera::haptics::{serve, CpuPin, Notice, ServeInputs, ServerOptions, Summary};
+use tessera::haptics::{serve, CpuPin, Notice, ServeInputs, ServerOptions, Summary, ViewFeed};
 use tessera::session::{
     compare, first_difference, Comparison, Event, Recorder, Replayed, SessionReader,
 };
+use tessera::ui::{Viewer, ViewerOptions};
 use tessera::world::{World, OWN_BASIS_MIN_TETS};
 
 /// The scene of `tessera demo` and the default of `serve`.
@@ -39,6 +42,31 @@ pub const EXIT_DEGRADED: u8 = 2;
 /// Exit status of a replay that differs from its recording, or of a
 /// truncated log.
 pub const EXIT_DIFFERS: u8 = 3;
+
+/// The viewer's options, shared by `serve`, `demo` and `replay`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct UiArgs {
+    /// Serve the viewer at ADDR:PORT (port 0: a free one). Default
+    /// 127.0.0.1:7878, or a free port if that one is taken.
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "no_ui")]
+    pub ui: Option<SocketAddr>,
+    /// Do not start the viewer.
+    #[arg(long)]
+    pub no_ui: bool,
+    /// Allow --ui on an address other machines can reach; clients then
+    /// need the access token printed with the URL.
+    #[arg(long)]
+    pub ui_public: bool,
+}
+
+impl UiArgs {
+    fn options(&self) -> Option<ViewerOptions> {
+        (!self.no_ui).then_some(ViewerOptions {
+            addr: self.ui,
+            public: self.ui_public,
+        })
+    }
+}
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
@@ -91,6 +119,8 @@ pub struct ServeArgs {
     /// fewest device interrupts) or `none` (not pinned).
     #[arg(long, value_name = "N|auto|none", default_value = "auto")]
     pub haptic_cpu: CpuPin,
+    #[command(flatten)]
+    pub ui: UiArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -108,6 +138,8 @@ pub struct DemoArgs {
     /// Wait for every synchronisation (reproducible, not real time).
     #[arg(long)]
     pub lockstep: bool,
+    #[command(flatten)]
+    pub ui: UiArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -127,6 +159,8 @@ pub struct ReplayArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub ui: UiArgs,
 }
 
 /// A text input of a session and where it came from.
@@ -268,6 +302,8 @@ struct RunOptions {
     /// Keep the proxy's path (replays compare it).
     trace: bool,
     quiet: bool,
+    /// The viewer, if one is wanted.
+    ui: Option<ViewerOptions>,
 }
 
 pub fn serve_cmd(args: &ServeArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
@@ -291,6 +327,7 @@ fn serve_session(
             wait_for_device: args.wait_for_device,
             trace: false,
             quiet: args.json,
+            ui: args.ui.options(),
         },
         stop,
     )?;
@@ -315,6 +352,7 @@ pub fn demo(args: &DemoArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode>
         direct: false,
         no_realtime: false,
         haptic_cpu: CpuPin::Auto,
+        ui: args.ui.clone(),
     };
     if !args.json {
         println!(
@@ -384,6 +422,15 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
         ..SafetySettings::for_spec(&spec)
     };
     let quiet = run.quiet;
+    let view = run.ui.as_ref().map(|_| ViewFeed::new());
+    let viewer = match (&run.ui, &view) {
+        (Some(options), Some(feed)) => {
+            let viewer = Viewer::start(options, Arc::clone(feed))?;
+            eprintln!("viewer: {}", viewer.url());
+            Some(viewer)
+        }
+        _ => None,
+    };
     let session = ServeInputs {
         world,
         threads,
@@ -417,8 +464,10 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
                 }
             }
         })),
+        view,
     };
     let mut summary = serve(session)?;
+    summary.ui_url = viewer.as_ref().map(|v| v.url().to_string());
     if let Some(recorder) = recorder {
         recorder.handle().event(Event::Outcome {
             time_s: summary.seconds,
@@ -729,6 +778,7 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
             wait_for_device: false,
             trace: true,
             quiet: args.json,
+            ui: args.ui.options(),
         },
         stop,
     )?;

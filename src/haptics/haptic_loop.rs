@@ -53,6 +53,8 @@ pub(super) struct LoopIo {
     /// Device losses and restorations for the thread that supervises the
     /// session (it prints them); full: the notice is dropped.
     pub(super) notices: Option<Arc<ArrayQueue<Notice>>>,
+    /// The viewer's feed: every tick's count and decimated records.
+    pub(super) view: Option<Arc<super::ViewFeed>>,
 }
 
 /// What a run of the loop counted, returned by [`HapticLoop::run`].
@@ -365,7 +367,7 @@ impl HapticLoop {
         let bodies = self.io.sub.len();
         self.run.sub_world_bodies_sum += bodies as u64;
         self.run.stats.max_sub_world_bodies = self.run.stats.max_sub_world_bodies.max(bodies);
-        if let Some(recorder) = &self.io.recorder {
+        if self.io.recorder.is_some() || self.io.view.is_some() {
             let pq = proxy_motion.orientation.quaternion();
             let (command, command_is_force) = match command {
                 DeviceCommand::Goal { position_m, .. } => (position_m, false),
@@ -376,7 +378,7 @@ impl HapticLoop {
                 .hand
                 .as_ref()
                 .map_or(Vector3::zeros(), |h| h.at(now_s).0);
-            recorder.tick(TickRecord {
+            let record = TickRecord {
                 command: command.into(),
                 command_is_force,
                 hand_position_m: hand.into(),
@@ -386,7 +388,13 @@ impl HapticLoop {
                 period_us: (self.config.tick_s * 1e6 + lateness_us) as f32,
                 compute_us: (woke.elapsed().as_secs_f64() * 1e6) as f32,
                 ..TickRecord::of_device(tick, now_s, &state)
-            });
+            };
+            if let Some(recorder) = &self.io.recorder {
+                recorder.tick(record);
+            }
+            if let Some(view) = &self.io.view {
+                view.tick(&record);
+            }
         }
     }
 

@@ -13,6 +13,7 @@ mod server;
 mod simulation;
 mod stats;
 mod sync;
+mod view;
 
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use deadlines::Deadlines;
@@ -27,3 +28,6 @@ pub use server::{
     HAPTIC_RATE_HZ,
 };
 pub use stats::{Distribution, LoopStats, SyncStats};
+pub use view::{
+    BodyPose, BodyView, FractureView, ViewFeed, ViewFrame, ViewSession, SIGNAL_EVERY_TICKS,
+};

@@ -9,6 +9,7 @@ use super::scaling::Scaling;
 use super::simulation::Simulation;
 use super::stats::{LoopStats, SyncStats};
 use super::sync::Exchange;
+use super::view::{ViewFeed, ViewPublisher, ViewSession};
 use crate::config::{HapticSpec, ScalingFactors};
 use crate::device::{Device, HandTrajectory, Safety, SafetySettings};
 use crate::session::RecorderHandle;
@@ -152,6 +153,8 @@ pub struct Summary {
     pub own_bases_adopted: u64,
     /// Where the session log was written (set by the caller).
     pub log: Option<String>,
+    /// The viewer's URL (set by the caller).
+    pub ui_url: Option<String>,
     /// What the haptic thread obtained from the scheduler.
     pub realtime: RealtimeReport,
     /// CPU time the host took from this machine during the run; `None`
@@ -224,6 +227,8 @@ pub struct ServeInputs {
     /// Called on the calling thread for each device loss and restoration,
     /// while the session runs.
     pub on_notice: Option<Box<dyn FnMut(Notice)>>,
+    /// Where a viewer reads the session (`crate::haptics::ViewFeed`).
+    pub view: Option<Arc<ViewFeed>>,
 }
 
 /// How often the calling thread looks for notices while a session runs.
@@ -237,7 +242,26 @@ pub const HAPTIC_RATE_HZ: f64 = 1000.0;
 pub fn serve(mut inputs: ServeInputs) -> Result<Summary, ServerError> {
     let on_notice = inputs.on_notice.take();
     let session = set_up(inputs)?;
-    let ran = run_threads(session.threads, on_notice)?;
+    let view = session
+        .threads
+        .simulation
+        .view
+        .as_ref()
+        .map(ViewPublisher::feed);
+    let mut ran = run_threads(session.threads, on_notice);
+    if let Ok(ran) = &mut ran {
+        // The last frame, whatever the frame rate let through.
+        let tick = ran.haptic.stats.ticks;
+        let simulation = &mut ran.simulation;
+        if let Some(publisher) = simulation.view.as_mut() {
+            let time_s = tick as f64 * session.fixed.tick_s;
+            publisher.hand_over(&simulation.world, time_s, tick, true);
+        }
+    }
+    if let Some(feed) = view {
+        feed.finish();
+    }
+    let ran = ran?;
     if let (Some(tick), Some(r)) = (ran.haptic.stopped_at, &session.recorder) {
         r.event(crate::session::Event::Interrupted {
             time_s: tick as f64 * session.fixed.tick_s,
@@ -298,6 +322,7 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
         options,
         stop,
         on_notice: _,
+        view,
     } = inputs;
     if !(options.seconds > 0.0 && options.seconds <= crate::limits::MAX_SESSION_S) {
         return Err(ServerError::Seconds(options.seconds));
@@ -348,6 +373,20 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
         options.lockstep,
     );
     simulation.recorder = recorder.clone();
+    if let Some(feed) = &view {
+        feed.set_session(ViewSession {
+            mode: if options.lockstep {
+                "lockstep"
+            } else {
+                "real-time"
+            },
+            scene: scene_name.clone(),
+            device: device_name.clone(),
+            proxy: proxy.0,
+            seconds: options.seconds,
+        });
+        simulation.view = Some(ViewPublisher::new(Arc::clone(feed)));
+    }
     let exchange = Exchange::new(2);
     let mut first = exchange.free_down();
     simulation.initial(&mut first);
@@ -397,6 +436,7 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
             hand,
             stop,
             notices: Some(Arc::clone(&notices)),
+            view: view.clone(),
         },
     );
     Ok(SetUp {
@@ -542,6 +582,7 @@ fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
         fractures,
         own_bases_adopted: simulation.world.adopted_own_bases(),
         log: None,
+        ui_url: None,
         realtime: realtime_report,
         host_steal,
         coupling: gains,

@@ -4,6 +4,7 @@
 //! choose the next sub-world.
 
 use super::sync::{Exchange, SyncDown, SyncUp};
+use super::view::ViewPublisher;
 use crate::session::{Event, RecorderHandle};
 use crate::world::{Adoption, BodyId, Counters, Extraction, FractureEvent, StepInputs, World};
 use std::time::Duration;
@@ -28,6 +29,8 @@ pub(super) struct Simulation {
     /// ∫ kinetic energy dt of every dynamic body but the proxy (J·s).
     pub kinetic_energy_integral_j_s: f64,
     pub recorder: Option<RecorderHandle>,
+    /// What a viewer is shown.
+    pub view: Option<ViewPublisher>,
 }
 
 /// The longest global step taken after late syncs, in sync periods.
@@ -59,6 +62,7 @@ impl Simulation {
             counters: Counters::default(),
             kinetic_energy_integral_j_s: 0.0,
             recorder: None,
+            view: None,
         }
     }
 
@@ -71,6 +75,9 @@ impl Simulation {
         self.members.clone_from(&down.update.members);
         down.tick = 0;
         down.fractures = 0;
+        if let Some(view) = &mut self.view {
+            view.publish(&self.world, 0.0, 0, &[]);
+        }
     }
 
     /// One synchronisation: the answer to `up` written into `down`.
@@ -98,6 +105,14 @@ impl Simulation {
             for event in new_events {
                 recorder.event(fracture_event(event, up.tick, self.tick_s));
             }
+        }
+        if let Some(view) = &mut self.view {
+            view.publish(
+                &self.world,
+                up.tick as f64 * self.tick_s,
+                up.tick,
+                new_events,
+            );
         }
         down.fractures = new_events.len() as u32;
         down.tick = up.tick;

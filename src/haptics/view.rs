@@ -1,0 +1,324 @@
+//! What a session shows a viewer: the simulation thread's frames (body
+//! poses, bodies added and removed with their surfaces, fractures) and the
+//! haptic thread's decimated tick records, handed over without ever making
+//! either thread wait (ARCHITECTURE.md, Threads).
+//!
+//! The simulation thread merges its frames into one pending frame under a
+//! `try_lock`: when the reader holds the lock, the frame waits in the
+//! publisher and is merged at the next sync, so no body or fracture is
+//! lost and the thread never blocks. The haptic thread pushes every
+//! [`SIGNAL_EVERY_TICKS`]th tick record into a bounded lock-free queue;
+//! when it is full the record is dropped.
+
+use crate::session::TickRecord;
+use crate::world::{BodyId, World};
+use crossbeam_queue::ArrayQueue;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::{Duration, Instant};
+
+/// Haptic ticks per signal sample (100 Hz at 1 kHz).
+pub const SIGNAL_EVERY_TICKS: u64 = 10;
+
+/// Signal samples the queue holds: 10 s at 100 Hz.
+const SIGNAL_QUEUE: usize = 1000;
+
+/// Shortest wall time between two published frames (60 per second).
+const FRAME_INTERVAL: Duration = Duration::from_micros(16_667);
+
+/// A body as a viewer first sees it: its surface in its own frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BodyView {
+    /// Stable id ([`BodyId`]).
+    pub id: u32,
+    /// Name from the scene (fragments: the parent's name and `/N`).
+    pub name: String,
+    /// `static`, `dynamic` or `breakable`.
+    pub kind: &'static str,
+    /// The body it is a fragment of.
+    pub parent: Option<u32>,
+    /// Volume (m³).
+    pub volume_m3: f64,
+    /// Surface points in the body's frame (m).
+    pub points_m: Vec<[f32; 3]>,
+    /// Triangles of `points_m`, counter-clockwise seen from outside.
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// A body's pose: translation (m) and unit quaternion (w, x, y, z).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BodyPose {
+    /// The body.
+    pub id: u32,
+    /// Translation of its frame (m).
+    pub position_m: [f64; 3],
+    /// Rotation of its frame, (w, x, y, z).
+    pub orientation_wxyz: [f64; 4],
+}
+
+/// A fracture as a viewer lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FractureView {
+    /// Session time (s).
+    pub time_s: f64,
+    /// The body that broke.
+    pub body: String,
+    /// Its id.
+    pub id: u32,
+    /// Bodies that replaced it.
+    pub fragments: Vec<u32>,
+    /// Crack area (m²).
+    pub crack_area_m2: f64,
+    /// Largest principal stress found (Pa).
+    pub peak_stress_pa: f64,
+    /// The broken body's mass (kg).
+    pub parent_mass_kg: f64,
+    /// Mass of the pieces removed as debris (kg).
+    pub debris_mass_kg: f64,
+}
+
+/// What changed in the world since the previous frame a reader took.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ViewFrame {
+    /// Session time of the newest merged frame (s).
+    pub time_s: f64,
+    /// Haptic tick of the newest merged frame.
+    pub tick: u64,
+    /// Bodies that appeared, in order.
+    pub added: Vec<BodyView>,
+    /// Bodies that went away (broken or removed), in order.
+    pub removed: Vec<u32>,
+    /// The pose of every live body.
+    pub poses: Vec<BodyPose>,
+    /// Fractures, in order.
+    pub fractures: Vec<FractureView>,
+}
+
+impl ViewFrame {
+    /// Appends `newer` to this frame: its bodies, removals and fractures
+    /// after these, its poses and time instead of these.
+    fn merge(&mut self, newer: ViewFrame) {
+        self.time_s = newer.time_s;
+        self.tick = newer.tick;
+        self.added.extend(newer.added);
+        self.removed.extend(newer.removed);
+        self.poses = newer.poses;
+        self.fractures.extend(newer.fractures);
+    }
+}
+
+/// Facts of a session fixed at its start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ViewSession {
+    /// `real-time` or `lockstep` (or `replay`).
+    pub mode: &'static str,
+    /// The scene's path or name.
+    pub scene: String,
+    /// The device's name.
+    pub device: String,
+    /// The proxy's body id.
+    pub proxy: u32,
+    /// Planned session length (s).
+    pub seconds: f64,
+}
+
+/// The hand-over between a session's threads and its viewer.
+#[derive(Debug)]
+pub struct ViewFeed {
+    session: Mutex<ViewSession>,
+    pending: Mutex<Option<ViewFrame>>,
+    signals: ArrayQueue<TickRecord>,
+    ticks: AtomicU64,
+    finished: AtomicBool,
+}
+
+impl Default for ViewFeed {
+    fn default() -> Self {
+        Self {
+            session: Mutex::default(),
+            pending: Mutex::default(),
+            signals: ArrayQueue::new(SIGNAL_QUEUE),
+            ticks: AtomicU64::new(0),
+            finished: AtomicBool::new(false),
+        }
+    }
+}
+
+impl ViewFeed {
+    /// An empty feed, shared between a session and its viewer.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// The session's fixed facts.
+    pub fn session(&self) -> ViewSession {
+        self.session.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Everything merged since the last call, if anything was.
+    pub fn take_frame(&self) -> Option<ViewFrame> {
+        self.pending.lock().ok()?.take()
+    }
+
+    /// The tick records queued since the last call, oldest first.
+    pub fn take_signals(&self, into: &mut Vec<TickRecord>) {
+        while let Some(record) = self.signals.pop() {
+            into.push(record);
+        }
+    }
+
+    /// Ticks the haptic loop has run.
+    pub fn ticks(&self) -> u64 {
+        self.ticks.load(Ordering::Relaxed)
+    }
+
+    /// Whether the session has ended.
+    pub fn finished(&self) -> bool {
+        self.finished.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_session(&self, session: ViewSession) {
+        if let Ok(mut s) = self.session.lock() {
+            *s = session;
+        }
+    }
+
+    /// Haptic thread: the tick's record, every [`SIGNAL_EVERY_TICKS`]th
+    /// tick; never blocks, never allocates.
+    pub(super) fn tick(&self, record: &TickRecord) {
+        self.ticks.store(record.tick + 1, Ordering::Relaxed);
+        if record.tick % SIGNAL_EVERY_TICKS == 0 {
+            let _ = self.signals.push(*record);
+        }
+    }
+
+    pub(super) fn finish(&self) {
+        self.finished.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The simulation thread's side of a [`ViewFeed`]: which bodies the viewer
+/// has been told of, and what is not handed over yet.
+pub(super) struct ViewPublisher {
+    feed: Arc<ViewFeed>,
+    known: BTreeSet<BodyId>,
+    unsent: ViewFrame,
+    last_publish: Option<Instant>,
+}
+
+impl ViewPublisher {
+    pub(super) fn new(feed: Arc<ViewFeed>) -> Self {
+        Self {
+            feed,
+            known: BTreeSet::new(),
+            unsent: ViewFrame::default(),
+            last_publish: None,
+        }
+    }
+
+    /// The feed it publishes to.
+    pub(super) fn feed(&self) -> Arc<ViewFeed> {
+        Arc::clone(&self.feed)
+    }
+
+    /// After a global step: records the world's new and removed bodies and
+    /// `new_fractures`, and hands a frame over if the last one is at least
+    /// [`FRAME_INTERVAL`] old (wall time). Never blocks.
+    pub(super) fn publish(
+        &mut self,
+        world: &World,
+        time_s: f64,
+        tick: u64,
+        new_fractures: &[crate::world::FractureEvent],
+    ) {
+        let live: BTreeSet<BodyId> = world.bodies().map(|(id, _)| id).collect();
+        let removed: Vec<BodyId> = self.known.difference(&live).copied().collect();
+        for id in removed {
+            self.known.remove(&id);
+            self.unsent.removed.push(id.0);
+        }
+        for (id, body) in world.bodies() {
+            if self.known.insert(id) {
+                self.unsent.added.push(body_view(id, body));
+            }
+        }
+        self.unsent
+            .fractures
+            .extend(new_fractures.iter().map(|e| FractureView {
+                time_s,
+                body: e.name.clone(),
+                id: e.body.0,
+                fragments: e.fragments.iter().map(|f| f.0).collect(),
+                crack_area_m2: e.crack_area_m2,
+                peak_stress_pa: e.peak_stress_pa,
+                parent_mass_kg: e.parent_mass_kg,
+                debris_mass_kg: e.debris_mass_kg,
+            }));
+        let due = self
+            .last_publish
+            .is_none_or(|t| t.elapsed() >= FRAME_INTERVAL);
+        if due {
+            self.hand_over(world, time_s, tick, false);
+        }
+    }
+
+    /// Hands what is not handed over yet to the feed, with the world's
+    /// poses, waiting for the reader's lock only if `wait` (at the end of a
+    /// session, so that the viewer gets the last frame).
+    pub(super) fn hand_over(&mut self, world: &World, time_s: f64, tick: u64, wait: bool) {
+        self.unsent.time_s = time_s;
+        self.unsent.tick = tick;
+        self.unsent.poses = world
+            .bodies()
+            .filter_map(|(id, _)| {
+                let pose = world.pose(id)?;
+                let q = pose.rotation.quaternion();
+                Some(BodyPose {
+                    id: id.0,
+                    position_m: pose.translation.vector.into(),
+                    orientation_wxyz: [q.w, q.i, q.j, q.k],
+                })
+            })
+            .collect();
+        let locked = if wait {
+            self.feed.pending.lock().map_err(TryLockError::from)
+        } else {
+            self.feed.pending.try_lock()
+        };
+        let mut pending = match locked {
+            Ok(pending) => pending,
+            // The reader holds it: merged at the next sync.
+            Err(TryLockError::WouldBlock) => return,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        };
+        let frame = std::mem::take(&mut self.unsent);
+        match pending.as_mut() {
+            Some(older) => older.merge(frame),
+            None => *pending = Some(frame),
+        }
+        self.last_publish = Some(Instant::now());
+    }
+}
+
+fn body_view(id: BodyId, body: &crate::world::WorldBody) -> BodyView {
+    BodyView {
+        id: id.0,
+        name: body.name.clone(),
+        kind: match (body.breakable.is_some(), body.mass_kg.is_some()) {
+            (true, _) => "breakable",
+            (false, true) => "dynamic",
+            (false, false) => "static",
+        },
+        parent: body.parent.map(|p| p.0),
+        volume_m3: body.volume_m3,
+        points_m: body
+            .surface
+            .points
+            .iter()
+            .map(|p| [p.x as f32, p.y as f32, p.z as f32])
+            .collect(),
+        triangles: body.surface.triangles.clone(),
+    }
+}

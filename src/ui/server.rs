@@ -1,0 +1,406 @@
+//! The viewer's thread: routes, the pump, and the clients.
+
+use super::model::{self, Model};
+use super::UiError;
+use crate::haptics::ViewFeed;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// Where the viewer listens unless told otherwise; when that port is
+/// taken, a free one is used.
+pub const DEFAULT_UI_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 7878));
+
+/// Messages a client's queue holds before the client is dropped (about a
+/// second of frames).
+const CLIENT_QUEUE: usize = 64;
+
+/// How often the pump takes the feed's frame.
+const PUMP_INTERVAL: Duration = Duration::from_millis(16);
+
+/// Pump rounds between two `status` messages.
+const STATUS_EVERY: u32 = 30;
+
+/// Where and how the viewer listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewerOptions {
+    /// The address; port 0 picks a free one. `None`: [`DEFAULT_UI_ADDR`],
+    /// or a free port if it is taken.
+    pub addr: Option<SocketAddr>,
+    /// Allow a non-loopback address; clients then need the access token.
+    pub public: bool,
+}
+
+/// A running viewer; dropping it stops the server and closes every client.
+#[derive(Debug)]
+pub struct Viewer {
+    url: String,
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A connected client: where its messages go.
+#[derive(Debug)]
+struct Client {
+    id: u64,
+    queue: mpsc::Sender<Utf8Bytes>,
+}
+
+/// What the routes, the pump and the clients share.
+#[derive(Debug)]
+struct Shared {
+    feed: Arc<ViewFeed>,
+    token: Option<String>,
+    /// The scene model and the clients, under one lock so that a client
+    /// registers between two frames: its `scene` message and the frames
+    /// after it are consistent.
+    state: Mutex<(Model, Vec<Client>)>,
+    next_client: AtomicU64,
+    dropped_clients: AtomicU64,
+    /// Closes every client when the viewer stops.
+    closing: watch::Receiver<bool>,
+}
+
+impl Viewer {
+    /// Binds the address and starts the viewer's thread.
+    pub fn start(options: &ViewerOptions, feed: Arc<ViewFeed>) -> Result<Self, UiError> {
+        let wanted = options.addr.unwrap_or(DEFAULT_UI_ADDR);
+        if !wanted.ip().is_loopback() && !options.public {
+            return Err(UiError::NotLoopback(wanted));
+        }
+        let listener = match std::net::TcpListener::bind(wanted) {
+            Err(e) if options.addr.is_none() && e.kind() == std::io::ErrorKind::AddrInUse => {
+                std::net::TcpListener::bind(SocketAddr::new(wanted.ip(), 0))
+            }
+            other => other,
+        }
+        .map_err(|source| UiError::Bind {
+            addr: wanted,
+            source,
+        })?;
+        let addr = listener.local_addr().map_err(UiError::Start)?;
+        listener.set_nonblocking(true).map_err(UiError::Start)?;
+        let token = options.public.then(access_token);
+        let (close, closing) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            feed,
+            token: token.clone(),
+            state: Mutex::default(),
+            next_client: AtomicU64::new(0),
+            dropped_clients: AtomicU64::new(0),
+            closing,
+        });
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(UiError::Start)?;
+        let routes_state = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("tessera-ui".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                        return;
+                    };
+                    let listener = listener.tap_io(bound_send_buffer);
+                    let pump = tokio::spawn(pump(Arc::clone(&routes_state)));
+                    let app = router(routes_state);
+                    let _ = axum::serve(listener, app)
+                        .with_graceful_shutdown(async move {
+                            let _ = stopped.await;
+                            let _ = close.send(true);
+                        })
+                        .await;
+                    pump.abort();
+                });
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            })
+            .map_err(UiError::Start)?;
+        let host = if addr.ip().is_unspecified() {
+            "localhost".to_string()
+        } else {
+            addr.ip().to_string()
+        };
+        let mut url = format!("http://{host}:{}/", addr.port());
+        if let Some(token) = &token {
+            url.push_str(&format!("?token={token}"));
+        }
+        Ok(Self {
+            url,
+            addr,
+            shared,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        })
+    }
+
+    /// The page's URL (with the access token when one is required).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The address bound.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Clients connected now.
+    pub fn clients(&self) -> usize {
+        self.shared.state.lock().map_or(0, |s| s.1.len())
+    }
+
+    /// Clients dropped because they did not keep up.
+    pub fn dropped_clients(&self) -> u64 {
+        self.shared.dropped_clients.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Bytes the kernel may hold for one client's connection.
+const CLIENT_SEND_BUFFER: libc::c_int = 256 * 1024;
+
+/// Bounds the kernel's send buffer of a client's connection: with the
+/// client's queue, what a client that does not read can hold up.
+fn bound_send_buffer(tcp: &mut tokio::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket descriptor and a c_int option value.
+    let result = unsafe {
+        libc::setsockopt(
+            tcp.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&CLIENT_SEND_BUFFER as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if result != 0 {
+        tracing::debug!(
+            "viewer: SO_SNDBUF not set: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// 128 random bits, hex.
+fn access_token() -> String {
+    let bits: u128 = rand::random();
+    format!("{bits:032x}")
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/api/state", get(api_state))
+        .route("/ws", get(websocket))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&shared),
+            authorise,
+        ))
+        .with_state(shared)
+}
+
+/// With a token: 401 for a request that does not carry it (`?token=` or
+/// `Authorization: Bearer`).
+async fn authorise(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let Some(token) = &shared.token else {
+        return next.run(request).await;
+    };
+    let in_query = request.uri().query().is_some_and(|q| {
+        q.split('&')
+            .any(|pair| pair.strip_prefix("token=") == Some(token.as_str()))
+    });
+    let in_header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        == Some(token.as_str());
+    if in_query || in_header {
+        next.run(request).await
+    } else {
+        (StatusCode::UNAUTHORIZED, "an access token is required\n").into_response()
+    }
+}
+
+async fn page() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "tessera viewer: the protocol is served at /ws and /api/state (docs/viewer.md)\n",
+    )
+}
+
+fn status_of(shared: &Shared, clients: usize) -> Value {
+    model::status(
+        &shared.feed.session(),
+        shared.feed.ticks(),
+        shared.feed.finished(),
+        clients,
+    )
+}
+
+async fn api_state(State(shared): State<Arc<Shared>>) -> Response {
+    let Ok(state) = shared.state.lock() else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let status = status_of(&shared, state.1.len());
+    Json(state.0.state(&status)).into_response()
+}
+
+async fn websocket(State(shared): State<Arc<Shared>>, upgrade: WebSocketUpgrade) -> Response {
+    upgrade.on_upgrade(move |socket| client(socket, shared))
+}
+
+/// Takes the feed 60 times a second and broadcasts what changed.
+async fn pump(shared: Arc<Shared>) {
+    let mut interval = tokio::time::interval(PUMP_INTERVAL);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut records = Vec::new();
+    let mut round = 0u32;
+    loop {
+        interval.tick().await;
+        round = round.wrapping_add(1);
+        let frame = shared.feed.take_frame();
+        records.clear();
+        shared.feed.take_signals(&mut records);
+        let Ok(mut state) = shared.state.lock() else {
+            return;
+        };
+        let (model, clients) = &mut *state;
+        let mut messages = Vec::new();
+        if let Some(frame) = frame {
+            messages.push(model.apply(frame));
+        }
+        if !records.is_empty() {
+            messages.push(model::signals(&records));
+        }
+        if round % STATUS_EVERY == 0 {
+            let mut status = status_of(&shared, clients.len());
+            status["type"] = json!("status");
+            messages.push(status);
+        }
+        for message in messages {
+            let text = Utf8Bytes::from(message.to_string());
+            clients.retain(|c| match c.queue.try_send(text.clone()) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    shared.dropped_clients.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(client = c.id, "viewer client dropped: it did not keep up");
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            });
+        }
+    }
+}
+
+/// One client: the `scene` message, then the broadcasts; its own messages
+/// are answered on the same socket.
+async fn client(mut socket: WebSocket, shared: Arc<Shared>) {
+    let (queue, mut messages) = mpsc::channel(CLIENT_QUEUE);
+    let id = shared.next_client.fetch_add(1, Ordering::Relaxed);
+    let scene = {
+        let Ok(mut state) = shared.state.lock() else {
+            return;
+        };
+        let status = status_of(&shared, state.1.len() + 1);
+        let scene = state.0.scene(&status).to_string();
+        state.1.push(Client { id, queue });
+        scene
+    };
+    let mut closing = shared.closing.clone();
+    if socket.send(Message::Text(scene.into())).await.is_err() {
+        return;
+    }
+    loop {
+        tokio::select! {
+            message = messages.recv() => match message {
+                Some(text) => {
+                    if socket.send(Message::Text(text)).await.is_err() {
+                        break;
+                    }
+                }
+                // Dropped by the pump: the client did not keep up.
+                None => break,
+            },
+            incoming = socket.recv() => match incoming {
+                Some(Ok(Message::Text(text))) => {
+                    let answer = answer(&shared, text.as_str());
+                    if socket.send(Message::Text(answer.to_string().into())).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Ok(Message::Binary(_))) => {
+                    let error = error("binary messages are not part of the protocol; send JSON text");
+                    if socket.send(Message::Text(error.to_string().into())).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => break,
+            },
+            _ = closing.changed() => break,
+        }
+    }
+    if let Ok(mut state) = shared.state.lock() {
+        state.1.retain(|c| c.id != id);
+    }
+}
+
+fn error(message: &str) -> Value {
+    json!({ "type": "error", "message": message })
+}
+
+/// The answer to a client's message. Controls of the session (pause,
+/// resume, step, speed, seek, restart, reset) are refused in a real-time
+/// session, where the hand is in the loop.
+fn answer(shared: &Shared, text: &str) -> Value {
+    let Ok(message) = serde_json::from_str::<Value>(text) else {
+        return error("not JSON: a message is an object with a \"type\"");
+    };
+    let Some(kind) = message.get("type").and_then(Value::as_str) else {
+        return error("a message is an object with a string \"type\"");
+    };
+    match kind {
+        "ping" => json!({ "type": "pong" }),
+        "pause" | "resume" | "step" | "speed" | "seek" | "restart" | "reset" => {
+            let mode = shared.feed.session().mode;
+            if mode == "real-time" {
+                error(&format!(
+                    "`{kind}` is refused in a real-time session: the hand is in the loop"
+                ))
+            } else {
+                error(&format!("`{kind}` is not available in this version"))
+            }
+        }
+        other => error(&format!(
+            "unknown message type `{other}` (known: ping, pause, resume, step, speed, seek, restart, reset)"
+        )),
+    }
+}

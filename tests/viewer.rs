@@ -1,0 +1,366 @@
+//! The viewer's protocol: what a client receives during a lockstep session,
+//! `GET /api/state`, errors, slow and many clients, access tokens.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tessera::config::{MaterialLibrary, Scene};
+use tessera::device::{sim_arm_spec, ArmModel, HandScript, SimulatedArm};
+use tessera::haptics::{serve, ServeInputs, ServerOptions, Summary, ViewFeed};
+use tessera::ui::{UiError, Viewer, ViewerOptions};
+use tessera::world::{SceneAssets, World};
+
+mod common;
+use common::threads;
+
+type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// The demo's lockstep session (`tile-strike` and its hand) over
+/// `seconds`, shown on `view` if given.
+fn demo(seconds: f64, view: Option<Arc<ViewFeed>>) -> Summary {
+    let scene = Scene::load(&repo("configs/scenes/tile-strike.toml")).unwrap();
+    let assets = SceneAssets::load(
+        &scene,
+        &MaterialLibrary::builtin(),
+        None,
+        threads(),
+        &|_| {},
+    )
+    .unwrap();
+    let world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
+    let hand = HandScript::load(&repo("configs/hands/tile-strikes.toml"))
+        .unwrap()
+        .trajectory();
+    let arm = SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand.clone());
+    serve(ServeInputs {
+        world,
+        threads: rayon::ThreadPoolBuilder::new().build().unwrap(),
+        haptic: scene.haptic.clone().unwrap(),
+        scene_name: "tile-strike".into(),
+        device: Box::new(arm),
+        device_name: "sim-arm".into(),
+        hand: Some(hand),
+        recorder: None,
+        options: ServerOptions {
+            seconds,
+            lockstep: true,
+            ..ServerOptions::default()
+        },
+        stop: None,
+        on_notice: None,
+        view,
+    })
+    .unwrap()
+}
+
+fn local_viewer(feed: &Arc<ViewFeed>) -> Viewer {
+    let options = ViewerOptions {
+        addr: Some("127.0.0.1:0".parse().unwrap()),
+        public: false,
+    };
+    Viewer::start(&options, Arc::clone(feed)).unwrap()
+}
+
+fn connect(addr: SocketAddr) -> Socket {
+    let (socket, _) = tungstenite::connect(format!("ws://{addr}/ws")).expect("websocket");
+    socket
+}
+
+/// The next text message as JSON; `None` when the socket closes.
+fn next(socket: &mut Socket) -> Option<Value> {
+    loop {
+        match socket.read() {
+            Ok(tungstenite::Message::Text(text)) => {
+                return Some(serde_json::from_str(text.as_str()).expect("JSON"))
+            }
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+/// `GET path` over HTTP/1.1: status and body.
+fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Volume enclosed by a closed, outward-oriented triangle surface
+/// (divergence theorem).
+fn enclosed_volume_m3(body: &Value) -> f64 {
+    let points: Vec<[f64; 3]> = serde_json::from_value(body["points_m"].clone()).unwrap();
+    let triangles: Vec<[usize; 3]> = serde_json::from_value(body["triangles"].clone()).unwrap();
+    triangles
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|i| nalgebra::Vector3::from(points[i]));
+            a.dot(&b.cross(&c)) / 6.0
+        })
+        .sum()
+}
+
+#[test]
+fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
+    let feed = ViewFeed::new();
+    let viewer = local_viewer(&feed);
+    let mut socket = connect(viewer.addr());
+    let scene = next(&mut socket).unwrap();
+    assert_eq!(scene["type"], "scene");
+    let session = std::thread::spawn({
+        let feed = Arc::clone(&feed);
+        move || demo(4.0, Some(feed))
+    });
+    let mut bodies: BTreeMap<u64, Value> = BTreeMap::new();
+    let mut fractures = Vec::new();
+    let mut ticks = Vec::new();
+    let mut signals = 0;
+    while let Some(message) = next(&mut socket) {
+        match message["type"].as_str().unwrap() {
+            "frame" => {
+                for body in message["added"].as_array().unwrap() {
+                    bodies.insert(body["id"].as_u64().unwrap(), body.clone());
+                }
+                for id in message["removed"].as_array().unwrap() {
+                    bodies.remove(&id.as_u64().unwrap());
+                }
+                fractures.extend(message["fractures"].as_array().unwrap().iter().cloned());
+                let poses = message["poses"].as_array().unwrap();
+                assert_eq!(poses.len(), bodies.len(), "a pose for every live body");
+                ticks.push(message["tick"].as_u64().unwrap());
+            }
+            "signals" => signals += message["samples"].as_array().unwrap().len(),
+            "status" if message["finished"] == true => break,
+            _ => {}
+        }
+    }
+    let summary = session.join().unwrap();
+    assert!(ticks.len() >= 10, "{} frames", ticks.len());
+    assert!(ticks.windows(2).all(|w| w[0] < w[1]), "ticks advance");
+    assert_eq!(
+        *ticks.last().unwrap(),
+        summary.haptic.ticks,
+        "the last frame"
+    );
+    assert!(signals >= 100, "{signals} signal samples");
+
+    // The tile breaks; its fragments arrive as bodies of their own whose
+    // surfaces enclose the tile's volume, less the debris.
+    let first = fractures.first().expect("the tile breaks within 4 s");
+    assert_eq!(first["body"], "tile");
+    let fragments: Vec<u64> = serde_json::from_value(first["fragments"].clone()).unwrap();
+    assert!(fragments.len() >= 2);
+    let tile_volume_m3 = 0.15 * 0.15 * 0.006;
+    let pieces_m3: f64 = fragments
+        .iter()
+        .map(|id| {
+            let body = bodies
+                .get(id)
+                .expect("every fragment is in the scene at 4 s");
+            assert_eq!(body["parent"], first["id"]);
+            enclosed_volume_m3(body)
+        })
+        .sum();
+    let mass_ratio =
+        1.0 - first["debris_mass_kg"].as_f64().unwrap() / first["parent_mass_kg"].as_f64().unwrap();
+    assert!(
+        (pieces_m3 / tile_volume_m3 - mass_ratio).abs() < 1e-4,
+        "{pieces_m3} m³ of {tile_volume_m3}, mass ratio {mass_ratio}"
+    );
+
+    // GET /api/state agrees with what the client built.
+    let (status, body) = get(viewer.addr(), "/api/state");
+    assert_eq!(status, 200);
+    let state: Value = serde_json::from_str(&body).unwrap();
+    let names: Vec<&str> = state["bodies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    let seen: Vec<&str> = bodies
+        .values()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, seen);
+    assert_eq!(
+        state["fractures"].as_array().unwrap().len(),
+        fractures.len()
+    );
+    assert_eq!(state["status"]["finished"], true);
+    assert_eq!(state["status"]["mode"], "lockstep");
+    for body in state["bodies"].as_array().unwrap() {
+        if let Some(parent) = body["parent"].as_u64() {
+            assert!(fractures.iter().any(|f| f["id"] == parent), "{body}");
+        }
+    }
+}
+
+#[test]
+fn malformed_and_unknown_messages_are_answered_with_errors() {
+    let feed = ViewFeed::new();
+    let viewer = local_viewer(&feed);
+    let before = get(viewer.addr(), "/api/state");
+    let mut socket = connect(viewer.addr());
+    assert_eq!(next(&mut socket).unwrap()["type"], "scene");
+    let cases = [
+        ("not json", "not JSON"),
+        ("[1, 2]", "string \"type\""),
+        ("{\"type\": 3}", "string \"type\""),
+        ("{\"type\": \"fly\"}", "unknown message type `fly`"),
+    ];
+    for (sent, expected) in cases {
+        socket.send(tungstenite::Message::text(sent)).unwrap();
+        let answer = loop {
+            let message = next(&mut socket).unwrap();
+            if message["type"] != "status" {
+                break message;
+            }
+        };
+        assert_eq!(answer["type"], "error", "{sent}");
+        let text = answer["message"].as_str().unwrap();
+        assert!(text.contains(expected), "{sent}: {text}");
+    }
+    socket
+        .send(tungstenite::Message::binary(vec![1, 2, 3]))
+        .unwrap();
+    assert_eq!(next(&mut socket).unwrap()["type"], "error");
+    socket
+        .send(tungstenite::Message::text("{\"type\": \"ping\"}"))
+        .unwrap();
+    assert_eq!(next(&mut socket).unwrap()["type"], "pong");
+    let mut after: Value = serde_json::from_str(&get(viewer.addr(), "/api/state").1).unwrap();
+    let mut before: Value = serde_json::from_str(&before.1).unwrap();
+    // Only the count of connected clients may differ.
+    after["status"]["clients"] = Value::Null;
+    before["status"]["clients"] = Value::Null;
+    assert_eq!(after, before, "errors change nothing");
+}
+
+/// Threads of this process.
+fn thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
+}
+
+#[test]
+fn stalled_and_churning_clients_leave_the_session_and_the_process_as_they_were() {
+    let reference = demo(15.0, None);
+    let feed = ViewFeed::new();
+    let viewer = local_viewer(&feed);
+    let threads_before = thread_count();
+    // A client that never reads, its receive window kept small.
+    let stalled = TcpStream::connect(viewer.addr()).unwrap();
+    set_receive_buffer(&stalled, 4096);
+    let (stalled, _) = tungstenite::client(format!("ws://{}/ws", viewer.addr()), stalled).unwrap();
+    let session = std::thread::spawn({
+        let feed = Arc::clone(&feed);
+        move || demo(15.0, Some(feed))
+    });
+    // Fifty clients connect, read the scene and leave, while it runs.
+    for _ in 0..50 {
+        let mut socket = connect(viewer.addr());
+        assert_eq!(next(&mut socket).unwrap()["type"], "scene");
+        socket.close(None).unwrap();
+        while socket.read().is_ok() {}
+    }
+    let viewed = session.join().unwrap();
+    assert_eq!(
+        viewed.outcome, reference.outcome,
+        "the viewer changed the session"
+    );
+    assert_eq!(viewed.haptic.ticks, reference.haptic.ticks);
+    assert_eq!(viewed.fractures.len(), reference.fractures.len());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while viewer.dropped_clients() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(viewer.dropped_clients(), 1, "the stalled client is dropped");
+    while viewer.clients() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(viewer.clients(), 0, "every client is gone");
+    drop(stalled);
+    assert!(
+        thread_count() <= threads_before,
+        "{} threads, {threads_before} before",
+        thread_count()
+    );
+}
+
+fn set_receive_buffer(stream: &TcpStream, bytes: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket descriptor and a c_int option value.
+    let result = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&bytes as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(result, 0);
+}
+
+#[test]
+fn beyond_loopback_the_flag_and_then_the_token_are_required() {
+    let feed = ViewFeed::new();
+    let any: SocketAddr = "0.0.0.0:0".parse().unwrap();
+    let refused = Viewer::start(
+        &ViewerOptions {
+            addr: Some(any),
+            public: false,
+        },
+        Arc::clone(&feed),
+    );
+    match refused {
+        Err(e @ UiError::NotLoopback(_)) => assert!(e.to_string().contains("--ui-public")),
+        other => panic!("{other:?}"),
+    }
+    let viewer = Viewer::start(
+        &ViewerOptions {
+            addr: Some(any),
+            public: true,
+        },
+        feed,
+    )
+    .unwrap();
+    let token = viewer
+        .url()
+        .split_once("?token=")
+        .expect("a token")
+        .1
+        .to_string();
+    assert_eq!(token.len(), 32);
+    let local: SocketAddr = format!("127.0.0.1:{}", viewer.addr().port())
+        .parse()
+        .unwrap();
+    assert_eq!(get(local, "/api/state").0, 401);
+    assert_eq!(get(local, "/api/state?token=wrong").0, 401);
+    assert_eq!(get(local, &format!("/api/state?token={token}")).0, 200);
+    let denied = tungstenite::connect(format!("ws://{local}/ws"));
+    assert!(
+        matches!(&denied, Err(tungstenite::Error::Http(r)) if r.status() == 401),
+        "{denied:?}"
+    );
+    assert!(tungstenite::connect(format!("ws://{local}/ws?token={token}")).is_ok());
+}
