@@ -468,6 +468,7 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
     };
     let mut summary = serve(session)?;
     summary.ui_url = viewer.as_ref().map(|v| v.url().to_string());
+    summary.ui = viewer.as_ref().map(Viewer::stats);
     if let Some(recorder) = recorder {
         recorder.handle().event(Event::Outcome {
             time_s: summary.seconds,

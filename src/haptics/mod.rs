@@ -29,5 +29,6 @@ pub use server::{
 };
 pub use stats::{Distribution, LoopStats, SyncStats};
 pub use view::{
-    BodyPose, BodyView, FractureView, ViewFeed, ViewFrame, ViewSession, SIGNAL_EVERY_TICKS,
+    BodyPose, BodyView, FractureView, ViewFeed, ViewFrame, ViewSession, ViewStats,
+    SIGNAL_EVERY_TICKS,
 };

@@ -155,6 +155,8 @@ pub struct Summary {
     pub log: Option<String>,
     /// The viewer's URL (set by the caller).
     pub ui_url: Option<String>,
+    /// What the viewer did (set by the caller).
+    pub ui: Option<super::ViewStats>,
     /// What the haptic thread obtained from the scheduler.
     pub realtime: RealtimeReport,
     /// CPU time the host took from this machine during the run; `None`
@@ -583,6 +585,7 @@ fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
         own_bases_adopted: simulation.world.adopted_own_bases(),
         log: None,
         ui_url: None,
+        ui: None,
         realtime: realtime_report,
         host_steal,
         coupling: gains,

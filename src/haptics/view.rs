@@ -94,6 +94,26 @@ pub struct ViewFrame {
     pub poses: Vec<BodyPose>,
     /// Fractures, in order.
     pub fractures: Vec<FractureView>,
+    /// When the newest merged frame was handed over (for the viewer's
+    /// latency figures).
+    #[serde(skip)]
+    pub handed_over_at: Option<Instant>,
+}
+
+/// What a viewer did over a session (`--json` reports it as `ui`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ViewStats {
+    /// Clients that connected.
+    pub clients: u64,
+    /// Clients dropped because they did not keep up.
+    pub dropped_clients: u64,
+    /// Frames sent, summed over clients.
+    pub frames_sent: u64,
+    /// From the simulation thread's hand-over of a frame to the end of its
+    /// WebSocket send, median and 99th percentile (µs).
+    pub frame_latency_us_p50: f64,
+    /// See `frame_latency_us_p50`.
+    pub frame_latency_us_p99: f64,
 }
 
 impl ViewFrame {
@@ -102,6 +122,7 @@ impl ViewFrame {
     fn merge(&mut self, newer: ViewFrame) {
         self.time_s = newer.time_s;
         self.tick = newer.tick;
+        self.handed_over_at = newer.handed_over_at;
         self.added.extend(newer.added);
         self.removed.extend(newer.removed);
         self.poses = newer.poses;
@@ -293,7 +314,8 @@ impl ViewPublisher {
             Err(TryLockError::WouldBlock) => return,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
         };
-        let frame = std::mem::take(&mut self.unsent);
+        let mut frame = std::mem::take(&mut self.unsent);
+        frame.handed_over_at = Some(Instant::now());
         match pending.as_mut() {
             Some(older) => older.merge(frame),
             None => *pending = Some(frame),

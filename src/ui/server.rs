@@ -2,7 +2,7 @@
 
 use super::model::{self, Model};
 use super::UiError;
-use crate::haptics::ViewFeed;
+use crate::haptics::{ViewFeed, ViewStats};
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
@@ -16,7 +16,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// Where the viewer listens unless told otherwise; when that port is
@@ -58,8 +58,12 @@ pub struct Viewer {
 #[derive(Debug)]
 struct Client {
     id: u64,
-    queue: mpsc::Sender<Utf8Bytes>,
+    /// Messages, with the hand-over time of a frame's data.
+    queue: mpsc::Sender<(Utf8Bytes, Option<Instant>)>,
 }
+
+/// Latency samples kept for [`Viewer::stats`].
+const MAX_LATENCY_SAMPLES: usize = 100_000;
 
 /// What the routes, the pump and the clients share.
 #[derive(Debug)]
@@ -72,6 +76,10 @@ struct Shared {
     state: Mutex<(Model, Vec<Client>)>,
     next_client: AtomicU64,
     dropped_clients: AtomicU64,
+    frames_sent: AtomicU64,
+    /// Hand-over to end of send of frames (µs), up to
+    /// [`MAX_LATENCY_SAMPLES`].
+    latencies_us: Mutex<Vec<f64>>,
     /// Closes every client when the viewer stops.
     closing: watch::Receiver<bool>,
 }
@@ -103,6 +111,8 @@ impl Viewer {
             state: Mutex::default(),
             next_client: AtomicU64::new(0),
             dropped_clients: AtomicU64::new(0),
+            frames_sent: AtomicU64::new(0),
+            latencies_us: Mutex::default(),
             closing,
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
@@ -169,6 +179,30 @@ impl Viewer {
     /// Clients dropped because they did not keep up.
     pub fn dropped_clients(&self) -> u64 {
         self.shared.dropped_clients.load(Ordering::Relaxed)
+    }
+
+    /// What the viewer did so far.
+    pub fn stats(&self) -> ViewStats {
+        let mut latencies = self
+            .shared
+            .latencies_us
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default();
+        latencies.sort_by(f64::total_cmp);
+        let quantile = |q: f64| {
+            latencies
+                .get(((latencies.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        ViewStats {
+            clients: self.shared.next_client.load(Ordering::Relaxed),
+            dropped_clients: self.dropped_clients(),
+            frames_sent: self.shared.frames_sent.load(Ordering::Relaxed),
+            frame_latency_us_p50: quantile(0.5),
+            frame_latency_us_p99: quantile(0.99),
+        }
     }
 }
 
@@ -295,19 +329,20 @@ async fn pump(shared: Arc<Shared>) {
         let (model, clients) = &mut *state;
         let mut messages = Vec::new();
         if let Some(frame) = frame {
-            messages.push(model.apply(frame));
+            let handed_over_at = frame.handed_over_at;
+            messages.push((model.apply(frame), handed_over_at));
         }
         if !records.is_empty() {
-            messages.push(model::signals(&records));
+            messages.push((model::signals(&records), None));
         }
         if round % STATUS_EVERY == 0 {
             let mut status = status_of(&shared, clients.len());
             status["type"] = json!("status");
-            messages.push(status);
+            messages.push((status, None));
         }
-        for message in messages {
+        for (message, handed_over_at) in messages {
             let text = Utf8Bytes::from(message.to_string());
-            clients.retain(|c| match c.queue.try_send(text.clone()) {
+            clients.retain(|c| match c.queue.try_send((text.clone(), handed_over_at)) {
                 Ok(()) => true,
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     shared.dropped_clients.fetch_add(1, Ordering::Relaxed);
@@ -341,9 +376,12 @@ async fn client(mut socket: WebSocket, shared: Arc<Shared>) {
     loop {
         tokio::select! {
             message = messages.recv() => match message {
-                Some(text) => {
+                Some((text, handed_over_at)) => {
                     if socket.send(Message::Text(text)).await.is_err() {
                         break;
+                    }
+                    if let Some(at) = handed_over_at {
+                        shared.record_frame(at.elapsed());
                     }
                 }
                 // Dropped by the pump: the client did not keep up.
@@ -370,6 +408,17 @@ async fn client(mut socket: WebSocket, shared: Arc<Shared>) {
     }
     if let Ok(mut state) = shared.state.lock() {
         state.1.retain(|c| c.id != id);
+    }
+}
+
+impl Shared {
+    fn record_frame(&self, latency: Duration) {
+        self.frames_sent.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut latencies) = self.latencies_us.lock() {
+            if latencies.len() < MAX_LATENCY_SAMPLES {
+                latencies.push(latency.as_secs_f64() * 1e6);
+            }
+        }
     }
 }
 
