@@ -291,10 +291,14 @@ async fn page() -> impl IntoResponse {
 }
 
 fn status_of(shared: &Shared, clients: usize) -> Value {
+    status_with(shared, clients, shared.feed.finished())
+}
+
+fn status_with(shared: &Shared, clients: usize, finished: bool) -> Value {
     model::status(
         &shared.feed.session(),
         shared.feed.ticks(),
-        shared.feed.finished(),
+        finished,
         clients,
     )
 }
@@ -320,6 +324,9 @@ async fn pump(shared: Arc<Shared>) {
     loop {
         interval.tick().await;
         round = round.wrapping_add(1);
+        // Read before the frame: once the session has finished, its last
+        // frame is in this round's, so `finished` never precedes it.
+        let finished = shared.feed.finished();
         let frame = shared.feed.take_frame();
         records.clear();
         shared.feed.take_signals(&mut records);
@@ -336,7 +343,7 @@ async fn pump(shared: Arc<Shared>) {
             messages.push((model::signals(&records), None));
         }
         if round % STATUS_EVERY == 0 {
-            let mut status = status_of(&shared, clients.len());
+            let mut status = status_with(&shared, clients.len(), finished);
             status["type"] = json!("status");
             messages.push((status, None));
         }
