@@ -665,3 +665,140 @@ fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
     assert!(events.contains(&"device_lost".to_owned()), "{events:?}");
     assert!(events.contains(&"device_restored".to_owned()), "{events:?}");
 }
+
+/// The keys the published Foxglove JSON schemas (`@foxglove/schemas`
+/// 2.1.0, `jsonschema/`) require of each object.
+const SCENE_UPDATE_KEYS: [&str; 2] = ["deletions", "entities"];
+const SCENE_ENTITY_KEYS: [&str; 14] = [
+    "timestamp",
+    "frame_id",
+    "id",
+    "lifetime",
+    "frame_locked",
+    "metadata",
+    "arrows",
+    "cubes",
+    "spheres",
+    "cylinders",
+    "lines",
+    "triangles",
+    "texts",
+    "models",
+];
+const TRIANGLE_LIST_KEYS: [&str; 5] = ["pose", "points", "color", "colors", "indices"];
+const DELETION_KEYS: [&str; 3] = ["timestamp", "type", "id"];
+const FRAME_TRANSFORM_KEYS: [&str; 5] = [
+    "timestamp",
+    "parent_frame_id",
+    "child_frame_id",
+    "translation",
+    "rotation",
+];
+
+fn has_keys(value: &serde_json::Value, keys: &[&str]) {
+    for key in keys {
+        assert!(value.get(key).is_some(), "no `{key}` in {value}");
+    }
+}
+
+/// A Foxglove `{sec, nsec}` time, as nanoseconds.
+fn foxglove_ns(time: &serde_json::Value) -> u64 {
+    let nsec = time["nsec"].as_u64().expect("nsec");
+    assert!(nsec < 1_000_000_000);
+    time["sec"].as_u64().expect("sec") * 1_000_000_000 + nsec
+}
+
+#[test]
+fn the_log_shows_the_scene_and_the_break_in_foxglove_schemas() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("scene.mcap");
+    let summary = session(shipped("tile-strike"), DEMO_HAND, 3.0, Some(&log));
+    let fracture = summary.fractures.first().expect("the tile breaks");
+    let bytes = std::fs::read(&log).unwrap();
+    let mut updates = Vec::new();
+    let mut transforms = Vec::new();
+    for message in mcap::MessageStream::new(&bytes).unwrap() {
+        let message = message.unwrap();
+        let channel = &message.channel;
+        let schema = channel.schema.as_ref().expect("a schema");
+        let (list, name) = match channel.topic.as_str() {
+            "/scene" => (&mut updates, "foxglove.SceneUpdate"),
+            "/tf" => (&mut transforms, "foxglove.FrameTransforms"),
+            _ => continue,
+        };
+        assert_eq!(schema.name, name);
+        assert_eq!(schema.encoding, "jsonschema");
+        assert_eq!(channel.message_encoding, "json");
+        let value: serde_json::Value = serde_json::from_slice(&message.data).unwrap();
+        list.push((message.log_time, value));
+    }
+    // At start: every body of the scene, with its surface.
+    let (_, first) = &updates[0];
+    has_keys(first, &SCENE_UPDATE_KEYS);
+    let entities = first["entities"].as_array().unwrap();
+    assert_eq!(entities.len(), 7, "ground, four supports, tile, hammer");
+    for entity in entities {
+        has_keys(entity, &SCENE_ENTITY_KEYS);
+        assert_eq!(entity["frame_id"], entity["id"]);
+        let triangles = &entity["triangles"][0];
+        has_keys(triangles, &TRIANGLE_LIST_KEYS);
+        let points = triangles["points"].as_array().unwrap().len();
+        let indices = triangles["indices"].as_array().unwrap();
+        assert!(indices.len() >= 12 && indices.len() % 3 == 0);
+        assert!(indices
+            .iter()
+            .all(|i| (i.as_u64().unwrap() as usize) < points));
+    }
+    let tile = entities
+        .iter()
+        .find(|e| e["metadata"][0]["value"] == "tile")
+        .expect("the tile");
+    let tile_id = tile["id"].as_str().unwrap();
+    // At the break: the tile deleted, its fragments added with their
+    // parent, posed by a `/tf` message of the same time.
+    let break_ns = (fracture.time_s * 1e9).round() as u64;
+    let (at, update) = updates
+        .iter()
+        .find(|(_, u)| !u["deletions"].as_array().unwrap().is_empty())
+        .expect("a deletion");
+    assert_eq!(*at, break_ns);
+    let deletion = &update["deletions"][0];
+    has_keys(deletion, &DELETION_KEYS);
+    assert_eq!(deletion["id"], tile_id);
+    assert_eq!(foxglove_ns(&deletion["timestamp"]), break_ns);
+    let pieces = update["entities"].as_array().unwrap();
+    assert_eq!(pieces.len(), fracture.fragments);
+    for piece in pieces {
+        assert!(piece["metadata"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|kv| kv["key"] == "parent" && kv["value"] == tile_id));
+    }
+    let (_, posed) = transforms
+        .iter()
+        .find(|(t, _)| *t == break_ns)
+        .expect("poses at the break");
+    let frames: Vec<&str> = posed["transforms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            has_keys(t, &FRAME_TRANSFORM_KEYS);
+            assert_eq!(t["parent_frame_id"], "world");
+            t["child_frame_id"].as_str().unwrap()
+        })
+        .collect();
+    for piece in pieces {
+        assert!(frames.contains(&piece["frame_id"].as_str().unwrap()));
+    }
+    assert!(!frames.contains(&tile_id));
+    // Poses about 30 times a second of session time.
+    let rate = transforms.len() as f64 / 3.0;
+    assert!(
+        (25.0..=40.0).contains(&rate),
+        "{rate} /tf messages per second"
+    );
+    // The session reader still reads the log.
+    assert!(SessionReader::open(&log).unwrap().ticks().count() >= 2999);
+}

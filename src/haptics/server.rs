@@ -9,7 +9,7 @@ use super::scaling::Scaling;
 use super::simulation::Simulation;
 use super::stats::{LoopStats, SyncStats};
 use super::sync::Exchange;
-use super::view::{ViewFeed, ViewPublisher, ViewSession};
+use super::view::{LogScene, ViewFeed, ViewPublisher, ViewSession};
 use crate::config::{HapticSpec, ScalingFactors};
 use crate::device::{Device, HandTrajectory, Safety, SafetySettings};
 use crate::session::RecorderHandle;
@@ -375,6 +375,7 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
         options.lockstep,
     );
     simulation.recorder = recorder.clone();
+    simulation.log_scene = recorder.clone().map(LogScene::new);
     if let Some(feed) = &view {
         feed.set_session(ViewSession {
             mode: if options.lockstep {

@@ -4,7 +4,7 @@
 //! choose the next sub-world.
 
 use super::sync::{Exchange, SyncDown, SyncUp};
-use super::view::ViewPublisher;
+use super::view::{LogScene, ViewPublisher};
 use crate::session::{Event, RecorderHandle};
 use crate::world::{Adoption, BodyId, Counters, Extraction, FractureEvent, StepInputs, World};
 use std::time::Duration;
@@ -31,6 +31,8 @@ pub(super) struct Simulation {
     pub recorder: Option<RecorderHandle>,
     /// What a viewer is shown.
     pub view: Option<ViewPublisher>,
+    /// The session log's 3D channels.
+    pub log_scene: Option<LogScene>,
 }
 
 /// The longest global step taken after late syncs, in sync periods.
@@ -63,6 +65,7 @@ impl Simulation {
             kinetic_energy_integral_j_s: 0.0,
             recorder: None,
             view: None,
+            log_scene: None,
         }
     }
 
@@ -77,6 +80,9 @@ impl Simulation {
         down.fractures = 0;
         if let Some(view) = &mut self.view {
             view.publish(&self.world, 0.0, 0, &[]);
+        }
+        if let Some(log_scene) = &mut self.log_scene {
+            log_scene.record(&self.world, 0.0, 0);
         }
     }
 
@@ -106,13 +112,12 @@ impl Simulation {
                 recorder.event(fracture_event(event, up.tick, self.tick_s));
             }
         }
+        let time_s = up.tick as f64 * self.tick_s;
         if let Some(view) = &mut self.view {
-            view.publish(
-                &self.world,
-                up.tick as f64 * self.tick_s,
-                up.tick,
-                new_events,
-            );
+            view.publish(&self.world, time_s, up.tick, new_events);
+        }
+        if let Some(log_scene) = &mut self.log_scene {
+            log_scene.record(&self.world, time_s, up.tick);
         }
         down.fractures = new_events.len() as u32;
         down.tick = up.tick;

@@ -4,10 +4,12 @@
 //!
 //! Channels: `/tick` ([`TickRecord`], one per haptic tick) and `/event`
 //! ([`Event`]: configuration at start, fractures, safety trips, late syncs,
-//! dropped records, end of session). Message log times are the session
-//! clock in nanoseconds.
+//! dropped records, end of session), and the 3D channels `/scene` and
+//! `/tf` in the Foxglove schemas ([`foxglove`]). Message log times are the
+//! session clock in nanoseconds.
 
 mod compare;
+pub mod foxglove;
 mod read;
 mod record;
 

@@ -2,6 +2,7 @@
 //! the haptic thread's `tick()` is one non-blocking push (a full queue
 //! drops the record and counts it).
 
+use super::foxglove::{SceneLog, SCENE_SCHEMA, SCENE_TOPIC, TRANSFORMS_SCHEMA, TRANSFORMS_TOPIC};
 use super::{Event, SessionError, TickRecord, EVENT_SCHEMA, EVENT_TOPIC, TICK_SCHEMA, TICK_TOPIC};
 use crossbeam_queue::ArrayQueue;
 use std::collections::BTreeMap;
@@ -15,6 +16,8 @@ use std::time::{Duration, Instant};
 /// Ticks the queue holds: 4 s at 1 kHz.
 const TICK_QUEUE: usize = 4096;
 const EVENT_QUEUE: usize = 1024;
+/// 3D-channel messages the queue holds: 8 s at 30 per second.
+const SCENE_QUEUE: usize = 256;
 /// A chunk is closed and flushed at least this often, so a crash loses at
 /// most this much of the log.
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
@@ -24,6 +27,7 @@ const IDLE: Duration = Duration::from_millis(2);
 struct Queues {
     ticks: ArrayQueue<TickRecord>,
     events: ArrayQueue<Event>,
+    scenes: ArrayQueue<SceneLog>,
     dropped_ticks: AtomicU64,
     dropped_events: AtomicU64,
     stop: AtomicBool,
@@ -52,6 +56,16 @@ impl RecorderHandle {
     /// Queues an event; `false` (and a counted drop) if the queue is full.
     pub fn event(&self, event: Event) -> bool {
         let queued = self.queues.events.push(event).is_ok();
+        if !queued {
+            self.queues.dropped_events.fetch_add(1, Ordering::Relaxed);
+        }
+        queued
+    }
+
+    /// Queues a message of the 3D channels (`/scene`, `/tf`); `false` (and
+    /// a counted event drop) if the queue is full.
+    pub fn scene(&self, message: SceneLog) -> bool {
+        let queued = self.queues.scenes.push(message).is_ok();
         if !queued {
             self.queues.dropped_events.fetch_add(1, Ordering::Relaxed);
         }
@@ -96,6 +110,7 @@ impl Recorder {
         let queues = Arc::new(Queues {
             ticks: ArrayQueue::new(TICK_QUEUE),
             events: ArrayQueue::new(EVENT_QUEUE),
+            scenes: ArrayQueue::new(SCENE_QUEUE),
             dropped_ticks: AtomicU64::new(0),
             dropped_events: AtomicU64::new(0),
             stop: AtomicBool::new(false),
@@ -157,11 +172,14 @@ impl Drop for Recorder {
     }
 }
 
-/// The MCAP writer with the two channels and a reused serialisation buffer.
+/// The MCAP writer with its channels and a reused serialisation buffer.
 struct LogWriter<'a> {
     writer: mcap::Writer<BufWriter<std::fs::File>>,
     tick_channel: u16,
     event_channel: u16,
+    scene_channel: u16,
+    transforms_channel: u16,
+    scene_messages: u64,
     buffer: Vec<u8>,
     stats: RecorderStats,
     name: &'a str,
@@ -187,10 +205,33 @@ impl<'a> LogWriter<'a> {
         let event_channel = writer
             .add_channel(event_schema, EVENT_TOPIC, "json", &metadata)
             .map_err(format)?;
+        let scene_schema = writer
+            .add_schema(
+                "foxglove.SceneUpdate",
+                "jsonschema",
+                SCENE_SCHEMA.as_bytes(),
+            )
+            .map_err(format)?;
+        let transforms_schema = writer
+            .add_schema(
+                "foxglove.FrameTransforms",
+                "jsonschema",
+                TRANSFORMS_SCHEMA.as_bytes(),
+            )
+            .map_err(format)?;
+        let scene_channel = writer
+            .add_channel(scene_schema, SCENE_TOPIC, "json", &metadata)
+            .map_err(format)?;
+        let transforms_channel = writer
+            .add_channel(transforms_schema, TRANSFORMS_TOPIC, "json", &metadata)
+            .map_err(format)?;
         Ok(Self {
             writer,
             tick_channel,
             event_channel,
+            scene_channel,
+            transforms_channel,
+            scene_messages: 0,
             buffer: Vec::with_capacity(1024),
             stats: RecorderStats::default(),
             name,
@@ -207,6 +248,19 @@ impl<'a> LogWriter<'a> {
         self.write(self.event_channel, self.stats.events, event.time_s(), event)?;
         self.stats.events += 1;
         Ok(())
+    }
+
+    fn scene(&mut self, message: &SceneLog) -> Result<(), SessionError> {
+        let sequence = self.scene_messages;
+        self.scene_messages += 1;
+        match message {
+            SceneLog::Update { time_s, update } => {
+                self.write(self.scene_channel, sequence, *time_s, update)
+            }
+            SceneLog::Transforms { time_s, transforms } => {
+                self.write(self.transforms_channel, sequence, *time_s, transforms)
+            }
+        }
     }
 
     fn write(
@@ -260,6 +314,10 @@ fn write_loop(
             log.event(&event)?;
             wrote = true;
         }
+        while let Some(message) = queues.scenes.pop() {
+            log.scene(&message)?;
+            wrote = true;
+        }
         while let Some(tick) = queues.ticks.pop() {
             log.tick(&tick)?;
             wrote = true;
@@ -285,7 +343,11 @@ fn write_loop(
             log.stats.chunks_flushed += 1;
             last_flush = Instant::now();
         }
-        if stopping && queues.ticks.is_empty() && queues.events.is_empty() {
+        if stopping
+            && queues.ticks.is_empty()
+            && queues.events.is_empty()
+            && queues.scenes.is_empty()
+        {
             break;
         }
         if !wrote {
