@@ -50,12 +50,14 @@ struct Signal {
 impl Model {
     /// Applies `frame`; returns its `frame` message.
     pub(super) fn apply(&mut self, frame: ViewFrame) -> Value {
+        // Added before removed: a merged frame can hold a fragment that
+        // appeared and broke again since the last one (ids are not reused).
+        for body in &frame.added {
+            self.bodies.insert(body.id, body.clone());
+        }
         for &id in &frame.removed {
             self.bodies.remove(&id);
             self.poses.remove(&id);
-        }
-        for body in &frame.added {
-            self.bodies.insert(body.id, body.clone());
         }
         self.poses = frame.poses.iter().map(|p| (p.id, *p)).collect();
         self.fractures.extend(frame.fractures.iter().cloned());
