@@ -7,6 +7,7 @@
 mod coupling;
 mod deadlines;
 mod haptic_loop;
+mod log_scene;
 mod realtime;
 mod scaling;
 mod server;

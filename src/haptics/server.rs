@@ -4,12 +4,13 @@
 
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
 use super::haptic_loop::{HapticLoop, LoopConfig, LoopError, LoopIo, LoopRun, Notice};
+use super::log_scene::LogScene;
 use super::realtime::{self, CpuPin, HostSteal, RealtimeReport, StealSample};
 use super::scaling::Scaling;
 use super::simulation::Simulation;
 use super::stats::{LoopStats, SyncStats};
 use super::sync::Exchange;
-use super::view::{LogScene, ViewFeed, ViewPublisher, ViewSession};
+use super::view::{ViewFeed, ViewPublisher, ViewSession};
 use crate::config::{HapticSpec, ScalingFactors};
 use crate::device::{Device, HandTrajectory, Safety, SafetySettings};
 use crate::session::RecorderHandle;

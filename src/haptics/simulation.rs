@@ -3,8 +3,9 @@
 //! step the global world over the ticks since the last one, fracture, and
 //! choose the next sub-world.
 
+use super::log_scene::LogScene;
 use super::sync::{Exchange, SyncDown, SyncUp};
-use super::view::{LogScene, ViewPublisher};
+use super::view::ViewPublisher;
 use crate::session::{Event, RecorderHandle};
 use crate::world::{Adoption, BodyId, Counters, Extraction, FractureEvent, StepInputs, World};
 use std::time::Duration;

@@ -8,10 +8,10 @@
 //! publisher and is merged at the next sync, so no body or fracture is
 //! lost and the thread never blocks. The haptic thread pushes every
 //! [`SIGNAL_EVERY_TICKS`]th tick record into a bounded lock-free queue;
-//! when it is full the record is dropped.
+//! when it is full the record is dropped. The session log's 3D channels
+//! are written from the same body differences (`log_scene.rs`).
 
-use crate::session::foxglove::{self, SceneLog};
-use crate::session::{RecorderHandle, TickRecord};
+use crate::session::TickRecord;
 use crate::world::{BodyId, World};
 use crossbeam_queue::ArrayQueue;
 use serde::Serialize;
@@ -307,14 +307,19 @@ impl ViewPublisher {
 
 /// Which bodies a reader has been told of.
 #[derive(Default)]
-struct BodyDiff {
+pub(super) struct BodyDiff {
     known: BTreeSet<BodyId>,
 }
 
 impl BodyDiff {
     /// Appends the world's bodies not told of yet to `added` and those
     /// gone since to `removed`.
-    fn update(&mut self, world: &World, added: &mut Vec<BodyView>, removed: &mut Vec<u32>) {
+    pub(super) fn update(
+        &mut self,
+        world: &World,
+        added: &mut Vec<BodyView>,
+        removed: &mut Vec<u32>,
+    ) {
         let live: BTreeSet<BodyId> = world.bodies().map(|(id, _)| id).collect();
         let gone: Vec<BodyId> = self.known.difference(&live).copied().collect();
         for id in gone {
@@ -330,7 +335,7 @@ impl BodyDiff {
 }
 
 /// Every live body's pose.
-fn poses(world: &World) -> Vec<BodyPose> {
+pub(super) fn poses(world: &World) -> Vec<BodyPose> {
     world
         .bodies()
         .filter_map(|(id, _)| {
@@ -343,150 +348,6 @@ fn poses(world: &World) -> Vec<BodyPose> {
             })
         })
         .collect()
-}
-
-/// Session ticks between two `/tf` messages of the log (30 per second).
-const TRANSFORMS_EVERY_TICKS: u64 = 33;
-
-/// The simulation thread's side of the session log's 3D channels: bodies
-/// added and removed at every sync (fragments appear at the break), poses
-/// every [`TRANSFORMS_EVERY_TICKS`] of session time and with every change,
-/// so the log is the same for the same session.
-pub(super) struct LogScene {
-    recorder: RecorderHandle,
-    bodies: BodyDiff,
-    last_transforms_tick: Option<u64>,
-}
-
-impl LogScene {
-    pub(super) fn new(recorder: RecorderHandle) -> Self {
-        Self {
-            recorder,
-            bodies: BodyDiff::default(),
-            last_transforms_tick: None,
-        }
-    }
-
-    /// After a global step at `tick`.
-    pub(super) fn record(&mut self, world: &World, time_s: f64, tick: u64) {
-        let (mut added, mut removed) = (Vec::new(), Vec::new());
-        self.bodies.update(world, &mut added, &mut removed);
-        let changed = !added.is_empty() || !removed.is_empty();
-        let stamp = foxglove::Time::from_s(time_s);
-        if changed {
-            let update = foxglove::SceneUpdate {
-                deletions: removed
-                    .iter()
-                    .map(|&id| foxglove::SceneEntityDeletion {
-                        timestamp: stamp,
-                        kind: 0,
-                        id: foxglove::body_frame(id),
-                    })
-                    .collect(),
-                entities: added.iter().map(|b| scene_entity(b, stamp)).collect(),
-            };
-            self.recorder.scene(SceneLog::Update { time_s, update });
-        }
-        let due = self
-            .last_transforms_tick
-            .is_none_or(|last| tick >= last + TRANSFORMS_EVERY_TICKS);
-        if changed || due {
-            let transforms = foxglove::FrameTransforms {
-                transforms: poses(world)
-                    .iter()
-                    .map(|p| foxglove::FrameTransform {
-                        timestamp: stamp,
-                        parent_frame_id: foxglove::WORLD_FRAME.into(),
-                        child_frame_id: foxglove::body_frame(p.id),
-                        translation: vector(p.position_m),
-                        rotation: foxglove::Quaternion {
-                            w: p.orientation_wxyz[0],
-                            x: p.orientation_wxyz[1],
-                            y: p.orientation_wxyz[2],
-                            z: p.orientation_wxyz[3],
-                        },
-                    })
-                    .collect(),
-            };
-            self.recorder
-                .scene(SceneLog::Transforms { time_s, transforms });
-            self.last_transforms_tick = Some(tick);
-        }
-    }
-}
-
-fn vector(v: [f64; 3]) -> foxglove::Vector3 {
-    foxglove::Vector3 {
-        x: v[0],
-        y: v[1],
-        z: v[2],
-    }
-}
-
-/// A body's entity: its surface in its frame, coloured by kind (fragments
-/// by id, so neighbouring pieces differ).
-fn scene_entity(body: &BodyView, stamp: foxglove::Time) -> foxglove::SceneEntity {
-    const FRAGMENT_COLOURS: [[f64; 3]; 6] = [
-        [0.91, 0.76, 0.55],
-        [0.62, 0.78, 0.88],
-        [0.80, 0.62, 0.82],
-        [0.66, 0.84, 0.62],
-        [0.93, 0.62, 0.58],
-        [0.93, 0.88, 0.60],
-    ];
-    let rgb = match (body.kind, body.parent) {
-        (_, Some(_)) => FRAGMENT_COLOURS[body.id as usize % FRAGMENT_COLOURS.len()],
-        ("breakable", None) => [0.94, 0.92, 0.86],
-        ("dynamic", None) => [0.45, 0.50, 0.58],
-        _ => [0.55, 0.55, 0.55],
-    };
-    let mut metadata = vec![
-        foxglove::KeyValue {
-            key: "name".into(),
-            value: body.name.clone(),
-        },
-        foxglove::KeyValue {
-            key: "kind".into(),
-            value: body.kind.into(),
-        },
-    ];
-    if let Some(parent) = body.parent {
-        metadata.push(foxglove::KeyValue {
-            key: "parent".into(),
-            value: foxglove::body_frame(parent),
-        });
-    }
-    foxglove::SceneEntity {
-        timestamp: stamp,
-        frame_id: foxglove::body_frame(body.id),
-        id: foxglove::body_frame(body.id),
-        lifetime: foxglove::Time::default(),
-        frame_locked: true,
-        metadata,
-        triangles: vec![foxglove::TriangleList {
-            pose: foxglove::Pose::IDENTITY,
-            points: body
-                .points_m
-                .iter()
-                .map(|p| vector(p.map(f64::from)))
-                .collect(),
-            color: foxglove::Color {
-                r: rgb[0],
-                g: rgb[1],
-                b: rgb[2],
-                a: 1.0,
-            },
-            colors: [],
-            indices: body.triangles.iter().flatten().copied().collect(),
-        }],
-        arrows: [],
-        cubes: [],
-        spheres: [],
-        cylinders: [],
-        lines: [],
-        texts: [],
-        models: [],
-    }
 }
 
 fn body_view(id: BodyId, body: &crate::world::WorldBody) -> BodyView {
