@@ -51,6 +51,7 @@ fn run(scene: Scene, hand: &str, options: ServerOptions, record: Option<&Path>) 
         stop: None,
         on_notice: None,
         view: None,
+        controls: None,
     })
     .expect("session runs");
     if let Some(r) = recorder {
@@ -623,6 +624,7 @@ fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
         stop: None,
         on_notice: None,
         view: None,
+        controls: None,
     })
     .expect("session runs");
     recorder.finish().unwrap();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tessera::config::{MaterialLibrary, Scene};
 use tessera::device::{sim_arm_spec, ArmModel, HandScript, SimulatedArm};
-use tessera::haptics::{serve, ServeInputs, ServerOptions, Summary, ViewFeed};
+use tessera::haptics::{serve, ServeInputs, ServerOptions, SessionControls, Summary, ViewFeed};
 use tessera::ui::{UiError, Viewer, ViewerOptions};
 use tessera::world::{SceneAssets, World};
 
@@ -26,6 +26,15 @@ fn repo(path: &str) -> PathBuf {
 /// The demo's lockstep session (`tile-strike` and its hand) over
 /// `seconds`, shown on `view` if given.
 fn demo(seconds: f64, view: Option<Arc<ViewFeed>>) -> Summary {
+    controlled_demo(seconds, view, None)
+}
+
+/// As [`demo`], with a viewer's `controls`.
+fn controlled_demo(
+    seconds: f64,
+    view: Option<Arc<ViewFeed>>,
+    controls: Option<Arc<SessionControls>>,
+) -> Summary {
     let scene = Scene::load(&repo("configs/scenes/tile-strike.toml")).unwrap();
     let assets = SceneAssets::load(
         &scene,
@@ -57,16 +66,21 @@ fn demo(seconds: f64, view: Option<Arc<ViewFeed>>) -> Summary {
         stop: None,
         on_notice: None,
         view,
+        controls,
     })
     .unwrap()
 }
 
 fn local_viewer(feed: &Arc<ViewFeed>) -> Viewer {
+    controlled_viewer(feed, None)
+}
+
+fn controlled_viewer(feed: &Arc<ViewFeed>, controls: Option<Arc<SessionControls>>) -> Viewer {
     let options = ViewerOptions {
         addr: Some("127.0.0.1:0".parse().unwrap()),
         public: false,
     };
-    Viewer::start(&options, Arc::clone(feed)).unwrap()
+    Viewer::start(&options, Arc::clone(feed), controls).unwrap()
 }
 
 fn connect(addr: SocketAddr) -> Socket {
@@ -126,9 +140,12 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
     let mut socket = connect(viewer.addr());
     let scene = next(&mut socket).unwrap();
     assert_eq!(scene["type"], "scene");
+    // Paced at twice real time: 2 s of wall time, so the frames a client
+    // sees do not depend on how fast this machine runs the session.
+    let controls = Arc::new(SessionControls::new(Some(2.0)).unwrap());
     let session = std::thread::spawn({
         let feed = Arc::clone(&feed);
-        move || demo(4.0, Some(feed))
+        move || controlled_demo(4.0, Some(feed), Some(controls))
     });
     let mut bodies: BTreeMap<u64, Value> = BTreeMap::new();
     let mut fractures = Vec::new();
@@ -136,6 +153,15 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
     let mut signals = 0;
     while let Some(message) = next(&mut socket) {
         match message["type"].as_str().unwrap() {
+            // The session's start: every body, with its pose.
+            "scene" => {
+                bodies.clear();
+                for body in message["bodies"].as_array().unwrap() {
+                    assert!(body["pose"].is_object(), "{}", body["name"]);
+                    bodies.insert(body["id"].as_u64().unwrap(), body.clone());
+                }
+                ticks.push(message["tick"].as_u64().unwrap());
+            }
             "frame" => {
                 for body in message["added"].as_array().unwrap() {
                     bodies.insert(body["id"].as_u64().unwrap(), body.clone());
@@ -256,6 +282,203 @@ fn malformed_and_unknown_messages_are_answered_with_errors() {
     assert_eq!(after, before, "errors change nothing");
 }
 
+/// Sends `message` and returns the answer: the next `status` or `error`
+/// (frames and signals in between are passed to `seen`).
+fn ask(socket: &mut Socket, message: &str, seen: &mut dyn FnMut(&Value)) -> Value {
+    socket.send(tungstenite::Message::text(message)).unwrap();
+    loop {
+        let answer = next(socket).expect("an answer");
+        match answer["type"].as_str() {
+            Some("status" | "error") => return answer,
+            _ => seen(&answer),
+        }
+    }
+}
+
+/// The tick of the newest frame or scene among `messages` read for `wait`.
+fn read_for(socket: &mut Socket, wait: Duration, newest: &mut u64, scenes: &mut usize) {
+    let until = Instant::now() + wait;
+    socket
+        .get_mut()
+        .get_mut_tcp()
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    while Instant::now() < until {
+        if let Ok(tungstenite::Message::Text(text)) = socket.read() {
+            let message: Value = serde_json::from_str(text.as_str()).unwrap();
+            note(&message, newest, scenes);
+        }
+    }
+    socket
+        .get_mut()
+        .get_mut_tcp()
+        .set_read_timeout(None)
+        .unwrap();
+}
+
+fn note(message: &Value, newest: &mut u64, scenes: &mut usize) {
+    match message["type"].as_str() {
+        Some("frame") => *newest = message["tick"].as_u64().unwrap(),
+        Some("scene") => {
+            *scenes += 1;
+            *newest = message["tick"].as_u64().unwrap();
+        }
+        _ => {}
+    }
+}
+
+trait TcpOf {
+    fn get_mut_tcp(&mut self) -> &mut TcpStream;
+}
+
+impl TcpOf for tungstenite::stream::MaybeTlsStream<TcpStream> {
+    fn get_mut_tcp(&mut self) -> &mut TcpStream {
+        match self {
+            tungstenite::stream::MaybeTlsStream::Plain(s) => s,
+            _ => unreachable!("plain TCP only"),
+        }
+    }
+}
+
+#[test]
+fn a_lockstep_session_pauses_steps_seeks_back_and_ends_as_if_untouched() {
+    let feed = ViewFeed::new();
+    // Paced at real time, so the client can pause it early.
+    let controls = Arc::new(SessionControls::new(Some(1.0)).unwrap());
+    let viewer = controlled_viewer(&feed, Some(Arc::clone(&controls)));
+    let mut socket = connect(viewer.addr());
+    assert_eq!(next(&mut socket).unwrap()["type"], "scene");
+    // Before the session: nothing to control.
+    let refused = ask(&mut socket, r#"{"type": "pause"}"#, &mut |_| {});
+    assert_eq!(refused["type"], "error");
+    let session = std::thread::spawn({
+        let feed = Arc::clone(&feed);
+        let controls = Arc::clone(&controls);
+        move || loop {
+            let summary =
+                controlled_demo(2.0, Some(Arc::clone(&feed)), Some(Arc::clone(&controls)));
+            if !controls.take_restart() {
+                return summary;
+            }
+        }
+    });
+    let (mut newest, mut scenes) = (0u64, 0usize);
+    // The session's first frame comes as a new scene; run to 0.3 s.
+    while scenes == 0 || newest < 300 {
+        note(&next(&mut socket).unwrap(), &mut newest, &mut scenes);
+    }
+    let mut seen = |m: &Value| note(m, &mut newest, &mut scenes);
+    let paused = ask(&mut socket, r#"{"type": "pause"}"#, &mut seen);
+    assert_eq!(paused["paused"], true, "{paused}");
+    assert_eq!(paused["controls"], true);
+    // Held at a sync: frames stop, at a multiple of r_sim (10).
+    read_for(
+        &mut socket,
+        Duration::from_millis(300),
+        &mut newest,
+        &mut scenes,
+    );
+    let held = newest;
+    assert_eq!(held % 10, 0);
+    read_for(
+        &mut socket,
+        Duration::from_millis(300),
+        &mut newest,
+        &mut scenes,
+    );
+    assert_eq!(newest, held, "a paused session does not advance");
+    // One step: one sync period.
+    let mut seen = |m: &Value| note(m, &mut newest, &mut scenes);
+    assert_eq!(
+        ask(&mut socket, r#"{"type": "step"}"#, &mut seen)["type"],
+        "status"
+    );
+    read_for(
+        &mut socket,
+        Duration::from_millis(300),
+        &mut newest,
+        &mut scenes,
+    );
+    assert_eq!(newest, held + 10);
+    // Bad controls are refused and change nothing.
+    for (bad, expected) in [
+        (r#"{"type": "speed", "factor": 1000}"#, "0.01..=100"),
+        (r#"{"type": "speed"}"#, "needs \"factor\""),
+        (r#"{"type": "seek", "time_s": -1}"#, "seek time"),
+        (r#"{"type": "seek"}"#, "time_s"),
+        (r#"{"type": "step", "syncs": 0}"#, "1..=1000"),
+        (r#"{"type": "answer"}"#, "key"),
+    ] {
+        let answer = ask(&mut socket, bad, &mut |_| {});
+        assert_eq!(answer["type"], "error", "{bad}");
+        assert!(
+            answer["message"].as_str().unwrap().contains(expected),
+            "{bad}: {answer}"
+        );
+    }
+    read_for(
+        &mut socket,
+        Duration::from_millis(200),
+        &mut newest,
+        &mut scenes,
+    );
+    assert_eq!(newest, held + 10);
+    // Seek back to 0.1 s: the session restarts (a new scene) and holds there.
+    let mut seen = |m: &Value| note(m, &mut newest, &mut scenes);
+    let sought = ask(&mut socket, r#"{"type": "seek", "time_s": 0.1}"#, &mut seen);
+    assert_eq!(sought["paused"], true);
+    let scenes_before = scenes;
+    let until = Instant::now() + Duration::from_secs(60);
+    while !(scenes > scenes_before && newest == 100) && Instant::now() < until {
+        read_for(
+            &mut socket,
+            Duration::from_millis(100),
+            &mut newest,
+            &mut scenes,
+        );
+    }
+    assert!(scenes > scenes_before, "a restart sends a new scene");
+    assert_eq!(newest, 100);
+    // As fast as possible to the end.
+    let mut seen = |m: &Value| note(m, &mut newest, &mut scenes);
+    let fast = ask(
+        &mut socket,
+        r#"{"type": "speed", "factor": null}"#,
+        &mut seen,
+    );
+    assert_eq!(fast["speed"], Value::Null);
+    assert_eq!(
+        ask(&mut socket, r#"{"type": "resume"}"#, &mut seen)["paused"],
+        false
+    );
+    let controlled = session.join().unwrap();
+    let untouched = demo(2.0, None);
+    assert_eq!(controlled.outcome, untouched.outcome);
+    assert_eq!(controlled.fractures.len(), untouched.fractures.len());
+}
+
+#[test]
+fn a_participant_key_reaches_the_study_runner() {
+    let feed = ViewFeed::new();
+    let controls = Arc::new(SessionControls::new(None).unwrap());
+    let viewer = controlled_viewer(&feed, Some(Arc::clone(&controls)));
+    let mut socket = connect(viewer.addr());
+    assert_eq!(next(&mut socket).unwrap()["type"], "scene");
+    socket
+        .send(tungstenite::Message::text(
+            r#"{"type": "answer", "key": "ArrowLeft"}"#,
+        ))
+        .unwrap();
+    let echo = next(&mut socket).unwrap();
+    assert_eq!(echo["type"], "answer");
+    assert_eq!(echo["key"], "ArrowLeft");
+    assert_eq!(controls.take_answer().unwrap().key, "ArrowLeft");
+    let long = format!(r#"{{"type": "answer", "key": "{}"}}"#, "k".repeat(40));
+    socket.send(tungstenite::Message::text(long)).unwrap();
+    assert_eq!(next(&mut socket).unwrap()["type"], "error");
+    assert!(controls.take_answer().is_none());
+}
+
 /// Threads of this process.
 fn thread_count() -> usize {
     std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
@@ -335,6 +558,7 @@ fn beyond_loopback_the_flag_and_then_the_token_are_required() {
             public: false,
         },
         Arc::clone(&feed),
+        None,
     );
     match refused {
         Err(e @ UiError::NotLoopback(_)) => assert!(e.to_string().contains("--ui-public")),
@@ -346,6 +570,7 @@ fn beyond_loopback_the_flag_and_then_the_token_are_required() {
             public: true,
         },
         feed,
+        None,
     )
     .unwrap();
     let token = viewer

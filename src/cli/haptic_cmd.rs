@@ -20,7 +20,9 @@ use tessera::device::{sim_arm_spec, ArmModel};
 use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
 use tessera::device::{HidApiConnector, HidDriver, HidTiming};
 use tessera::fracture::BasisWorker;
-use tessera::haptics::{serve, CpuPin, Notice, ServeInputs, ServerOptions, Summary, ViewFeed};
+use tessera::haptics::{
+    serve, CpuPin, Notice, ServeInputs, ServerOptions, SessionControls, Summary, ViewFeed,
+};
 use tessera::session::{
     compare, first_difference, Comparison, Event, Recorder, Replayed, SessionReader,
 };
@@ -57,6 +59,25 @@ pub struct UiArgs {
     /// need the access token printed with the URL.
     #[arg(long)]
     pub ui_public: bool,
+    /// Pace the session at FACTOR times real time, 0.01–100 (implies
+    /// --lockstep and the simulated arm; the viewer can change it).
+    #[arg(long, value_name = "FACTOR", value_parser = speed_factor)]
+    pub speed: Option<f64>,
+    /// After the session, keep the viewer open until Ctrl-C so that it can
+    /// seek back and restart (implies --lockstep and the simulated arm).
+    #[arg(long, conflicts_with = "no_ui")]
+    pub hold: bool,
+}
+
+fn speed_factor(text: &str) -> Result<f64, String> {
+    let factor: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if tessera::haptics::SPEED_RANGE.contains(&factor) {
+        Ok(factor)
+    } else {
+        Err(format!("{factor} is outside 0.01..=100 times real time"))
+    }
 }
 
 impl UiArgs {
@@ -65,6 +86,22 @@ impl UiArgs {
             addr: self.ui,
             public: self.ui_public,
         })
+    }
+
+    /// Whether the session must run on a virtual clock: pacing and holding
+    /// need one.
+    fn needs_lockstep(&self) -> bool {
+        self.speed.is_some() || self.hold
+    }
+
+    /// Refuses pacing and holding with a device someone holds.
+    fn check_device(&self, device: &str) -> anyhow::Result<()> {
+        if self.needs_lockstep() && device != "sim" {
+            bail!(
+                "--speed and --hold need the simulated arm (`--device sim`): with a real device the hand is in the loop"
+            );
+        }
+        Ok(())
     }
 }
 
@@ -304,6 +341,10 @@ struct RunOptions {
     quiet: bool,
     /// The viewer, if one is wanted.
     ui: Option<ViewerOptions>,
+    /// Pace (times real time) of a lockstep session.
+    speed: Option<f64>,
+    /// Keep the viewer open after the session until a restart or a stop.
+    hold: bool,
 }
 
 pub fn serve_cmd(args: &ServeArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
@@ -317,7 +358,9 @@ fn serve_session(
     cli: &Cli,
     stop: &Stop,
 ) -> anyhow::Result<ExitCode> {
-    let config = SessionConfig::gather(args, command, cli)?;
+    args.ui.check_device(&args.device)?;
+    let mut config = SessionConfig::gather(args, command, cli)?;
+    config.lockstep |= args.ui.needs_lockstep();
     let summary = run_session(
         &config,
         &RunOptions {
@@ -328,6 +371,8 @@ fn serve_session(
             trace: false,
             quiet: args.json,
             ui: args.ui.options(),
+            speed: args.ui.speed,
+            hold: args.ui.hold,
         },
         stop,
     )?;
@@ -374,8 +419,55 @@ fn session_exit(summary: &Summary, stop: &Stop) -> ExitCode {
     }
 }
 
-/// Builds and runs a session from its configuration; records it if asked.
+/// The viewer of a session and where it reads and writes.
+struct Watch {
+    viewer: Viewer,
+    feed: Arc<ViewFeed>,
+}
+
+/// Runs a session from its configuration, with its viewer if asked for;
+/// runs it again each time the viewer restarts it (or seeks back), and
+/// with `hold` waits after it for that or a stop.
 fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow::Result<Summary> {
+    let controls = Arc::new(SessionControls::new(run.speed)?);
+    let watch = match &run.ui {
+        Some(options) => {
+            let feed = ViewFeed::new();
+            let viewer = Viewer::start(options, Arc::clone(&feed), Some(Arc::clone(&controls)))?;
+            eprintln!("viewer: {}", viewer.url());
+            Some(Watch { viewer, feed })
+        }
+        None => None,
+    };
+    loop {
+        let mut summary = run_once(config, run, stop, watch.as_ref(), &controls)?;
+        let mut restart = controls.take_restart();
+        if !restart && run.hold && watch.is_some() && !stop.requested() {
+            if !run.quiet {
+                eprintln!("session finished; the viewer stays open (seek or restart there, Ctrl-C to quit)");
+            }
+            while !stop.requested() && !controls.restart_requested() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            restart = controls.take_restart();
+        }
+        if restart && !stop.requested() {
+            continue;
+        }
+        summary.ui_url = watch.as_ref().map(|w| w.viewer.url().to_string());
+        summary.ui = watch.as_ref().map(|w| w.viewer.stats());
+        return Ok(summary);
+    }
+}
+
+/// Builds and runs one session from its configuration; records it if asked.
+fn run_once(
+    config: &SessionConfig,
+    run: &RunOptions,
+    stop: &Stop,
+    watch: Option<&Watch>,
+    controls: &Arc<SessionControls>,
+) -> anyhow::Result<Summary> {
     let scene = Scene::parse(&config.scene.text, Path::new(&config.scene.path))?;
     let library =
         MaterialLibrary::parse(&config.materials.text, Path::new(&config.materials.path))?;
@@ -422,15 +514,6 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
         ..SafetySettings::for_spec(&spec)
     };
     let quiet = run.quiet;
-    let view = run.ui.as_ref().map(|_| ViewFeed::new());
-    let viewer = match (&run.ui, &view) {
-        (Some(options), Some(feed)) => {
-            let viewer = Viewer::start(options, Arc::clone(feed))?;
-            eprintln!("viewer: {}", viewer.url());
-            Some(viewer)
-        }
-        _ => None,
-    };
     let session = ServeInputs {
         world,
         threads,
@@ -464,11 +547,10 @@ fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow:
                 }
             }
         })),
-        view,
+        view: watch.map(|w| Arc::clone(&w.feed)),
+        controls: Some(Arc::clone(controls)),
     };
     let mut summary = serve(session)?;
-    summary.ui_url = viewer.as_ref().map(|v| v.url().to_string());
-    summary.ui = viewer.as_ref().map(Viewer::stats);
     if let Some(recorder) = recorder {
         recorder.handle().event(Event::Outcome {
             time_s: summary.seconds,
@@ -757,7 +839,7 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
     } else if let Some(ran_s) = outcome_s {
         config.seconds = Some(ran_s);
     }
-    config.lockstep = args.lockstep;
+    config.lockstep = args.lockstep || args.ui.needs_lockstep();
     if !args.json {
         if config.version != env!("CARGO_PKG_VERSION") {
             eprintln!(
@@ -780,6 +862,8 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
             trace: true,
             quiet: args.json,
             ui: args.ui.options(),
+            speed: args.ui.speed,
+            hold: args.ui.hold,
         },
         stop,
     )?;

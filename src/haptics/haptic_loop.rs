@@ -5,6 +5,7 @@
 //! Nothing here allocates in the steady state, takes a lock, or formats a
 //! string.
 
+use super::controls::{Gate, Pacer, SessionControls};
 use super::coupling::{ProxyState, VirtualCoupling};
 use super::deadlines::Deadlines;
 use super::scaling::{Motion, Scaling, Wrench};
@@ -55,6 +56,9 @@ pub(super) struct LoopIo {
     pub(super) notices: Option<Arc<ArrayQueue<Notice>>>,
     /// The viewer's feed: every tick's count and decimated records.
     pub(super) view: Option<Arc<super::ViewFeed>>,
+    /// A viewer's pause, steps, pace and seeks, looked at every sync
+    /// (lockstep with a scripted hand only).
+    pub(super) controls: Option<Arc<SessionControls>>,
 }
 
 /// What a run of the loop counted, returned by [`HapticLoop::run`].
@@ -78,6 +82,8 @@ pub(super) struct LoopRun {
     pub(super) device_restorations: u64,
     /// The tick the loop stopped at, if asked to stop before the end.
     pub(super) stopped_at: Option<u64>,
+    /// It stopped because a viewer restarted the session.
+    pub(super) restarted: bool,
     /// Hash of the proxy's path (bit patterns of every tick's position).
     pub(super) proxy_path_hash: u64,
     /// The proxy's position per tick, up to [`LoopConfig::trace_ticks`].
@@ -102,6 +108,7 @@ pub(super) struct HapticLoop {
     io: LoopIo,
     state: LoopState,
     run: LoopRun,
+    pacer: Pacer,
 }
 
 /// What the supervising thread is told about the device.
@@ -148,7 +155,28 @@ impl HapticLoop {
                 proxy_path: xxhash_rust::xxh3::Xxh3::new(),
             },
             run,
+            pacer: Pacer::new(),
         }
+    }
+
+    /// Tells the viewer what the scheduler gave this thread (once, before
+    /// the loop).
+    pub(super) fn show_realtime(&self, report: &super::RealtimeReport) {
+        let Some(view) = &self.io.view else {
+            return;
+        };
+        let mut text = if self.config.lockstep {
+            "lockstep (virtual clock)".to_string()
+        } else {
+            format!("{} {}", report.policy, report.priority)
+        };
+        if let Some(cpu) = report.cpu {
+            text.push_str(&format!(", CPU {cpu}"));
+        }
+        if report.memory_locked {
+            text.push_str(", memory locked");
+        }
+        view.set_realtime(text);
     }
 
     /// Runs `ticks` ticks, synchronising through `exchange`, then releases
@@ -168,11 +196,28 @@ impl HapticLoop {
         let sleeper = spin_sleep::SpinSleeper::new(SPIN_NS);
         let mut deadlines = Deadlines::new(Instant::now(), self.config.tick_s);
         let mut up = exchange.free_up();
+        let stop = self.io.stop.clone();
+        let stopped = move || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+        let sync_ratio = u64::from(self.config.sync_ratio);
         for tick in 0..ticks {
+            // A viewer holds a lockstep session between syncs only, when
+            // the simulation thread has answered and is idle.
+            if let Some(controls) = &self.io.controls {
+                if tick % sync_ratio == 0
+                    && self
+                        .pacer
+                        .gate(controls, tick, self.config.tick_s, &stopped)
+                        == Gate::Restart
+                {
+                    self.run.stopped_at = Some(tick);
+                    self.run.restarted = true;
+                    break;
+                }
+            }
             // Checked between ticks only: a stop while lockstep waits for
             // the simulation takes its answer first, so an interrupted
             // lockstep session is a prefix that replays bit for bit.
-            if self.stop_requested() {
+            if stopped() {
                 self.run.stopped_at = Some(tick);
                 break;
             }
@@ -210,13 +255,6 @@ impl HapticLoop {
             self.state.in_flight = false;
         }
         Ok(())
-    }
-
-    fn stop_requested(&self) -> bool {
-        self.io
-            .stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
     }
 
     /// Counts a device loss or restoration, logs it and tells the
@@ -393,7 +431,12 @@ impl HapticLoop {
                 recorder.tick(record);
             }
             if let Some(view) = &self.io.view {
-                view.tick(&record);
+                let sample = super::view::SignalSample {
+                    record,
+                    goal_position_m: target.position_m.into(),
+                    late_syncs: self.run.late_syncs,
+                };
+                view.tick(&sample, self.run.safety_trips);
             }
         }
     }

@@ -4,6 +4,7 @@
 //! ticks, the scaling interface between simulation and device, and the
 //! virtual coupling between device and proxy.
 
+mod controls;
 mod coupling;
 mod deadlines;
 mod haptic_loop;
@@ -16,6 +17,7 @@ mod stats;
 mod sync;
 mod view;
 
+pub use controls::{Answer, ControlError, SessionControls, SPEED_RANGE};
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use deadlines::Deadlines;
 pub use haptic_loop::{LoopError, Notice};
@@ -30,6 +32,6 @@ pub use server::{
 };
 pub use stats::{Distribution, LoopStats, SyncStats};
 pub use view::{
-    BodyPose, BodyView, FractureView, ViewFeed, ViewFrame, ViewSession, ViewStats,
-    SIGNAL_EVERY_TICKS,
+    BodyPose, BodyView, ContactView, FractureView, SignalSample, ViewFeed, ViewFrame, ViewSession,
+    ViewStats, SIGNAL_EVERY_TICKS,
 };

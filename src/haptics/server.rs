@@ -2,6 +2,7 @@
 //! sub-world, coupling and device on the haptic thread, and the summary
 //! both report at the end.
 
+use super::controls::SessionControls;
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
 use super::haptic_loop::{HapticLoop, LoopConfig, LoopError, LoopIo, LoopRun, Notice};
 use super::log_scene::LogScene;
@@ -232,6 +233,9 @@ pub struct ServeInputs {
     pub on_notice: Option<Box<dyn FnMut(Notice)>>,
     /// Where a viewer reads the session (`crate::haptics::ViewFeed`).
     pub view: Option<Arc<ViewFeed>>,
+    /// A viewer's pause, steps, pace, seeks and restarts; honoured in
+    /// lockstep with a scripted hand only (never with a hand in the loop).
+    pub controls: Option<Arc<SessionControls>>,
 }
 
 /// How often the calling thread looks for notices while a session runs.
@@ -326,7 +330,11 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
         stop,
         on_notice: _,
         view,
+        controls,
     } = inputs;
+    // No one holds the arm: a scripted hand on a virtual clock.
+    let controllable = options.lockstep && hand.is_some();
+    let controls = controls.filter(|_| controllable);
     if !(options.seconds > 0.0 && options.seconds <= crate::limits::MAX_SESSION_S) {
         return Err(ServerError::Seconds(options.seconds));
     }
@@ -388,6 +396,7 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
             device: device_name.clone(),
             proxy: proxy.0,
             seconds: options.seconds,
+            controls: controls.is_some(),
         });
         simulation.view = Some(ViewPublisher::new(Arc::clone(feed)));
     }
@@ -441,6 +450,7 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
             stop,
             notices: Some(Arc::clone(&notices)),
             view: view.clone(),
+            controls,
         },
     );
     Ok(SetUp {
@@ -494,6 +504,7 @@ fn run_threads(
             .name("tessera-haptic".into())
             .spawn_scoped(scope, move || {
                 let report = realtime::request(want_realtime, haptic_cpu);
+                haptic_loop.show_realtime(&report);
                 let result = haptic_loop.run(ticks, exchange);
                 realtime::release(&report);
                 exchange.stop();

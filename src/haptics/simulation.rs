@@ -135,6 +135,9 @@ impl Simulation {
     pub(super) fn serve(&mut self, exchange: &Exchange) {
         while !exchange.stopped() {
             let Some(up) = exchange.take_up() else {
+                if let Some(view) = &mut self.view {
+                    view.flush(&self.world);
+                }
                 std::thread::sleep(Duration::from_micros(50));
                 continue;
             };

@@ -16,6 +16,7 @@ use crate::world::{BodyId, World};
 use crossbeam_queue::ArrayQueue;
 use serde::Serialize;
 use std::collections::BTreeSet;
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
@@ -80,6 +81,33 @@ pub struct FractureView {
     pub debris_mass_kg: f64,
 }
 
+/// A contact of the last global step on a breakable body.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContactView {
+    /// On the body's surface, in the scene (m).
+    pub point_m: [f64; 3],
+    /// Unit normal into the body.
+    pub normal: [f64; 3],
+    /// Normal impulse of the step (N·s).
+    pub impulse_n_s: f64,
+}
+
+/// Most contacts a frame carries (the largest impulses).
+const MAX_FRAME_CONTACTS: usize = 256;
+
+/// A haptic tick as a viewer plots it: the tick's record, where the device
+/// puts the proxy's goal in the scene, and the running count of late syncs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SignalSample {
+    /// The tick's record.
+    pub record: TickRecord,
+    /// The device's pose mapped into the scene: where the coupling pulls
+    /// the proxy (m).
+    pub goal_position_m: [f64; 3],
+    /// Synchronisations so far whose answer came late.
+    pub late_syncs: u64,
+}
+
 /// What changed in the world since the previous frame a reader took.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ViewFrame {
@@ -95,6 +123,11 @@ pub struct ViewFrame {
     pub poses: Vec<BodyPose>,
     /// Fractures, in order.
     pub fractures: Vec<FractureView>,
+    /// Contacts of the newest merged frame's global step.
+    pub contacts: Vec<ContactView>,
+    /// This frame starts a new run of the session (a restart): a reader
+    /// forgets every body it knew, and `added` holds them all.
+    pub reset: bool,
     /// When the newest merged frame was handed over (for the viewer's
     /// latency figures).
     #[serde(skip)]
@@ -121,12 +154,17 @@ impl ViewFrame {
     /// Appends `newer` to this frame: its bodies, removals and fractures
     /// after these, its poses and time instead of these.
     fn merge(&mut self, newer: ViewFrame) {
+        if newer.reset {
+            *self = newer;
+            return;
+        }
         self.time_s = newer.time_s;
         self.tick = newer.tick;
         self.handed_over_at = newer.handed_over_at;
         self.added.extend(newer.added);
         self.removed.extend(newer.removed);
         self.poses = newer.poses;
+        self.contacts = newer.contacts;
         self.fractures.extend(newer.fractures);
     }
 }
@@ -144,6 +182,9 @@ pub struct ViewSession {
     pub proxy: u32,
     /// Planned session length (s).
     pub seconds: f64,
+    /// Whether a viewer may pause, step, pace, seek and restart it: a
+    /// lockstep session whose hand is scripted (no one holds the arm).
+    pub controls: bool,
 }
 
 /// The hand-over between a session's threads and its viewer.
@@ -151,9 +192,13 @@ pub struct ViewSession {
 pub struct ViewFeed {
     session: Mutex<ViewSession>,
     pending: Mutex<Option<ViewFrame>>,
-    signals: ArrayQueue<TickRecord>,
+    signals: ArrayQueue<SignalSample>,
     ticks: AtomicU64,
     finished: AtomicBool,
+    late_syncs: AtomicU64,
+    safety_trips: AtomicU32,
+    /// The scheduling the haptic thread obtained, as the status shows it.
+    realtime: Mutex<String>,
 }
 
 impl Default for ViewFeed {
@@ -164,6 +209,9 @@ impl Default for ViewFeed {
             signals: ArrayQueue::new(SIGNAL_QUEUE),
             ticks: AtomicU64::new(0),
             finished: AtomicBool::new(false),
+            late_syncs: AtomicU64::new(0),
+            safety_trips: AtomicU32::new(0),
+            realtime: Mutex::default(),
         }
     }
 }
@@ -184,8 +232,8 @@ impl ViewFeed {
         self.pending.lock().ok()?.take()
     }
 
-    /// The tick records queued since the last call, oldest first.
-    pub fn take_signals(&self, into: &mut Vec<TickRecord>) {
+    /// The signal samples queued since the last call, oldest first.
+    pub fn take_signals(&self, into: &mut Vec<SignalSample>) {
         while let Some(record) = self.signals.pop() {
             into.push(record);
         }
@@ -201,18 +249,53 @@ impl ViewFeed {
         self.finished.load(Ordering::Relaxed)
     }
 
+    /// Synchronisations whose answer came late, so far.
+    pub fn late_syncs(&self) -> u64 {
+        self.late_syncs.load(Ordering::Relaxed)
+    }
+
+    /// Times the safety layer tripped, so far.
+    pub fn safety_trips(&self) -> u32 {
+        self.safety_trips.load(Ordering::Relaxed)
+    }
+
+    /// The scheduling the haptic thread obtained (empty before it starts).
+    pub fn realtime(&self) -> String {
+        self.realtime.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// A new run of the session starts (also after a restart).
     pub(super) fn set_session(&self, session: ViewSession) {
         if let Ok(mut s) = self.session.lock() {
             *s = session;
         }
+        self.ticks.store(0, Ordering::Relaxed);
+        self.late_syncs.store(0, Ordering::Relaxed);
+        self.safety_trips.store(0, Ordering::Relaxed);
+        self.finished.store(false, Ordering::Relaxed);
+        while self.signals.pop().is_some() {}
     }
 
-    /// Haptic thread: the tick's record, every [`SIGNAL_EVERY_TICKS`]th
-    /// tick; never blocks, never allocates.
-    pub(super) fn tick(&self, record: &TickRecord) {
-        self.ticks.store(record.tick + 1, Ordering::Relaxed);
-        if record.tick % SIGNAL_EVERY_TICKS == 0 {
-            let _ = self.signals.push(*record);
+    /// Haptic thread, before its loop: what the scheduler gave it. Never
+    /// waits: with the viewer reading it, the status keeps the old text.
+    pub(super) fn set_realtime(&self, text: String) {
+        if let Ok(mut r) = self.realtime.try_lock() {
+            *r = text;
+        }
+    }
+
+    /// Haptic thread: the tick's sample, every [`SIGNAL_EVERY_TICKS`]th
+    /// tick, and the running counts; never blocks, never allocates.
+    pub(super) fn tick(&self, sample: &SignalSample, safety_trips: u64) {
+        let tick = sample.record.tick;
+        self.ticks.store(tick + 1, Ordering::Relaxed);
+        self.late_syncs.store(sample.late_syncs, Ordering::Relaxed);
+        self.safety_trips.store(
+            safety_trips.min(u64::from(u32::MAX)) as u32,
+            Ordering::Relaxed,
+        );
+        if tick % SIGNAL_EVERY_TICKS == 0 {
+            let _ = self.signals.push(*sample);
         }
     }
 
@@ -228,6 +311,8 @@ pub(super) struct ViewPublisher {
     bodies: BodyDiff,
     unsent: ViewFrame,
     last_publish: Option<Instant>,
+    /// Session time and tick of a sync whose state is not handed over yet.
+    stale: Option<(f64, u64)>,
 }
 
 impl ViewPublisher {
@@ -235,8 +320,13 @@ impl ViewPublisher {
         Self {
             feed,
             bodies: BodyDiff::default(),
-            unsent: ViewFrame::default(),
+            // A run's first frame replaces whatever a reader knew.
+            unsent: ViewFrame {
+                reset: true,
+                ..ViewFrame::default()
+            },
             last_publish: None,
+            stale: None,
         }
     }
 
@@ -269,11 +359,25 @@ impl ViewPublisher {
                 parent_mass_kg: e.parent_mass_kg,
                 debris_mass_kg: e.debris_mass_kg,
             }));
-        let due = self
-            .last_publish
-            .is_none_or(|t| t.elapsed() >= FRAME_INTERVAL);
-        if due {
+        if self.due() {
             self.hand_over(world, time_s, tick, false);
+        } else {
+            self.stale = Some((time_s, tick));
+        }
+    }
+
+    fn due(&self) -> bool {
+        self.last_publish
+            .is_none_or(|t| t.elapsed() >= FRAME_INTERVAL)
+    }
+
+    /// Between syncs: hands the last sync's state over if the frame rate
+    /// held it back, so a paused session shows where it stopped.
+    pub(super) fn flush(&mut self, world: &World) {
+        if let Some((time_s, tick)) = self.stale {
+            if self.due() {
+                self.hand_over(world, time_s, tick, false);
+            }
         }
     }
 
@@ -284,6 +388,7 @@ impl ViewPublisher {
         self.unsent.time_s = time_s;
         self.unsent.tick = tick;
         self.unsent.poses = poses(world);
+        self.unsent.contacts = contacts(world);
         let locked = if wait {
             self.feed.pending.lock().map_err(TryLockError::from)
         } else {
@@ -291,8 +396,11 @@ impl ViewPublisher {
         };
         let mut pending = match locked {
             Ok(pending) => pending,
-            // The reader holds it: merged at the next sync.
-            Err(TryLockError::WouldBlock) => return,
+            // The reader holds it: merged at the next sync or flush.
+            Err(TryLockError::WouldBlock) => {
+                self.stale = Some((time_s, tick));
+                return;
+            }
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
         };
         let mut frame = std::mem::take(&mut self.unsent);
@@ -302,6 +410,7 @@ impl ViewPublisher {
             None => *pending = Some(frame),
         }
         self.last_publish = Some(Instant::now());
+        self.stale = None;
     }
 }
 
@@ -348,6 +457,24 @@ pub(super) fn poses(world: &World) -> Vec<BodyPose> {
             })
         })
         .collect()
+}
+
+/// The last global step's contacts on breakable bodies, the largest
+/// impulses first, at most [`MAX_FRAME_CONTACTS`].
+fn contacts(world: &World) -> Vec<ContactView> {
+    let mut contacts: Vec<ContactView> = world
+        .last_contacts()
+        .iter()
+        .filter(|c| c.impulse_n_s > 0.0)
+        .map(|c| ContactView {
+            point_m: c.point_m.coords.into(),
+            normal: c.normal.into(),
+            impulse_n_s: c.impulse_n_s,
+        })
+        .collect();
+    contacts.sort_by(|a, b| b.impulse_n_s.total_cmp(&a.impulse_n_s));
+    contacts.truncate(MAX_FRAME_CONTACTS);
+    contacts
 }
 
 fn body_view(id: BodyId, body: &crate::world::WorldBody) -> BodyView {

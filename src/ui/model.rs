@@ -1,8 +1,7 @@
 //! The viewer's model of the scene, rebuilt from the feed's frames: what a
 //! newly connected client is sent first and what `GET /api/state` returns.
 
-use crate::haptics::{BodyPose, BodyView, FractureView, ViewFrame, ViewSession};
-use crate::session::TickRecord;
+use crate::haptics::{BodyPose, BodyView, FractureView, SignalSample, ViewFeed, ViewFrame};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -41,15 +40,22 @@ struct Signal {
     tick: u64,
     time_s: f64,
     device_position_m: [f64; 3],
+    goal_position_m: [f64; 3],
     proxy_position_m: [f64; 3],
     coupling_force_n: [f64; 3],
     period_us: f32,
     compute_us: f32,
+    late_syncs: u64,
 }
 
 impl Model {
-    /// Applies `frame`; returns its `frame` message.
-    pub(super) fn apply(&mut self, frame: ViewFrame) -> Value {
+    /// Applies `frame`; returns its `frame` message, or for the first
+    /// frame of a (re)started run, nothing: the caller sends every client
+    /// a new `scene`.
+    pub(super) fn apply(&mut self, frame: ViewFrame) -> Option<Value> {
+        if frame.reset {
+            *self = Model::default();
+        }
         // Added before removed: a merged frame can hold a fragment that
         // appeared and broke again since the last one (ids are not reused).
         for body in &frame.added {
@@ -63,9 +69,15 @@ impl Model {
         self.fractures.extend(frame.fractures.iter().cloned());
         self.time_s = frame.time_s;
         self.tick = frame.tick;
+        if frame.reset {
+            return None;
+        }
         let mut message = serde_json::to_value(&frame).unwrap_or(Value::Null);
         message["type"] = json!("frame");
-        message
+        if let Some(fields) = message.as_object_mut() {
+            fields.remove("reset");
+        }
+        Some(message)
     }
 
     /// The `scene` message: every live body with its surface and pose,
@@ -112,32 +124,49 @@ impl Model {
     }
 }
 
-/// The `status` object: the session's facts, ticks run, whether it ended.
-pub(super) fn status(session: &ViewSession, ticks: u64, finished: bool, clients: usize) -> Value {
+/// The `status` object: the session's facts and counts, whether it ended,
+/// and the controls' state.
+pub(super) fn status(
+    feed: &ViewFeed,
+    controls: Option<&crate::haptics::SessionControls>,
+    finished: bool,
+    clients: usize,
+) -> Value {
+    let session = feed.session();
+    let controls = controls.filter(|_| session.controls);
+    let realtime = feed.realtime();
     json!({
         "mode": session.mode,
         "scene": session.scene,
         "device": session.device,
         "proxy": session.proxy,
         "seconds": session.seconds,
-        "ticks": ticks,
+        "ticks": feed.ticks(),
         "finished": finished,
         "clients": clients,
+        "realtime": (!realtime.is_empty()).then_some(realtime),
+        "late_syncs": feed.late_syncs(),
+        "safety_trips": feed.safety_trips(),
+        "controls": controls.is_some(),
+        "paused": controls.is_some_and(|c| c.paused()),
+        "speed": controls.and_then(|c| c.speed()),
     })
 }
 
-/// The `signals` message for these tick records.
-pub(super) fn signals(records: &[TickRecord]) -> Value {
-    let samples: Vec<Signal> = records
+/// The `signals` message for these samples.
+pub(super) fn signals(samples: &[SignalSample]) -> Value {
+    let samples: Vec<Signal> = samples
         .iter()
-        .map(|r| Signal {
-            tick: r.tick,
-            time_s: r.time_s,
-            device_position_m: r.device_position_m,
-            proxy_position_m: r.proxy_position_m,
-            coupling_force_n: r.coupling_force_n,
-            period_us: r.period_us,
-            compute_us: r.compute_us,
+        .map(|s| Signal {
+            tick: s.record.tick,
+            time_s: s.record.time_s,
+            device_position_m: s.record.device_position_m,
+            goal_position_m: s.goal_position_m,
+            proxy_position_m: s.record.proxy_position_m,
+            coupling_force_n: s.record.coupling_force_n,
+            period_us: s.record.period_us,
+            compute_us: s.record.compute_us,
+            late_syncs: s.late_syncs,
         })
         .collect();
     json!({ "type": "signals", "samples": samples })

@@ -2,7 +2,7 @@
 
 use super::model::{self, Model};
 use super::UiError;
-use crate::haptics::{ViewFeed, ViewStats};
+use crate::haptics::{Answer, SessionControls, ViewFeed, ViewStats, HAPTIC_RATE_HZ};
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
@@ -69,6 +69,8 @@ const MAX_LATENCY_SAMPLES: usize = 100_000;
 #[derive(Debug)]
 struct Shared {
     feed: Arc<ViewFeed>,
+    /// Where pause, steps, pace, seeks, restarts and answers go.
+    controls: Option<Arc<SessionControls>>,
     token: Option<String>,
     /// The scene model and the clients, under one lock so that a client
     /// registers between two frames: its `scene` message and the frames
@@ -85,8 +87,13 @@ struct Shared {
 }
 
 impl Viewer {
-    /// Binds the address and starts the viewer's thread.
-    pub fn start(options: &ViewerOptions, feed: Arc<ViewFeed>) -> Result<Self, UiError> {
+    /// Binds the address and starts the viewer's thread, showing `feed`;
+    /// clients' controls and answers go to `controls` (none: refused).
+    pub fn start(
+        options: &ViewerOptions,
+        feed: Arc<ViewFeed>,
+        controls: Option<Arc<SessionControls>>,
+    ) -> Result<Self, UiError> {
         let wanted = options.addr.unwrap_or(DEFAULT_UI_ADDR);
         if !wanted.ip().is_loopback() && !options.public {
             return Err(UiError::NotLoopback(wanted));
@@ -107,6 +114,7 @@ impl Viewer {
         let (close, closing) = watch::channel(false);
         let shared = Arc::new(Shared {
             feed,
+            controls,
             token: token.clone(),
             state: Mutex::default(),
             next_client: AtomicU64::new(0),
@@ -249,8 +257,7 @@ fn access_token() -> String {
 }
 
 fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/", get(page))
+    page_routes(Router::new())
         .route("/api/state", get(api_state))
         .route("/ws", get(websocket))
         .layer(axum::middleware::from_fn_with_state(
@@ -283,10 +290,47 @@ async fn authorise(State(shared): State<Arc<Shared>>, request: Request, next: Ne
     }
 }
 
-async fn page() -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "tessera viewer: the protocol is served at /ws and /api/state (docs/viewer.md)\n",
+/// The viewer page, built from `web/` by build.rs (feature `page`).
+#[cfg(feature = "page")]
+mod page {
+    pub(super) const INDEX_HTML: &str =
+        include_str!(concat!(env!("TESSERA_PAGE_DIR"), "/index.html"));
+    pub(super) const APP_JS: &str = include_str!(concat!(env!("TESSERA_PAGE_DIR"), "/app.js"));
+    pub(super) const APP_CSS: &str = include_str!(concat!(env!("TESSERA_PAGE_DIR"), "/app.css"));
+}
+
+#[cfg(feature = "page")]
+fn page_routes(router: Router<Arc<Shared>>) -> Router<Arc<Shared>> {
+    fn file(content_type: &'static str, body: &'static str) -> Response {
+        ([(header::CONTENT_TYPE, content_type)], body).into_response()
+    }
+    router
+        .route(
+            "/",
+            get(|| async { file("text/html; charset=utf-8", page::INDEX_HTML) }),
+        )
+        .route(
+            "/app.js",
+            get(|| async { file("text/javascript; charset=utf-8", page::APP_JS) }),
+        )
+        .route(
+            "/app.css",
+            get(|| async { file("text/css; charset=utf-8", page::APP_CSS) }),
+        )
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
+}
+
+#[cfg(not(feature = "page"))]
+fn page_routes(router: Router<Arc<Shared>>) -> Router<Arc<Shared>> {
+    router.route(
+        "/",
+        get(|| async {
+            (
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                "tessera was built without the viewer page (cargo feature `page`); \
+                 the protocol is served at /ws and /api/state (docs/viewer.md)\n",
+            )
+        }),
     )
 }
 
@@ -295,12 +339,9 @@ fn status_of(shared: &Shared, clients: usize) -> Value {
 }
 
 fn status_with(shared: &Shared, clients: usize, finished: bool) -> Value {
-    model::status(
-        &shared.feed.session(),
-        shared.feed.ticks(),
-        finished,
-        clients,
-    )
+    let mut status = model::status(&shared.feed, shared.controls.as_deref(), finished, clients);
+    status["type"] = json!("status");
+    status
 }
 
 async fn api_state(State(shared): State<Arc<Shared>>) -> Response {
@@ -337,15 +378,20 @@ async fn pump(shared: Arc<Shared>) {
         let mut messages = Vec::new();
         if let Some(frame) = frame {
             let handed_over_at = frame.handed_over_at;
-            messages.push((model.apply(frame), handed_over_at));
+            match model.apply(frame) {
+                Some(message) => messages.push((message, handed_over_at)),
+                // A restarted run: every client starts over from its scene.
+                None => {
+                    let status = status_with(&shared, clients.len(), finished);
+                    messages.push((model.scene(&status), handed_over_at));
+                }
+            }
         }
         if !records.is_empty() {
             messages.push((model::signals(&records), None));
         }
         if round % STATUS_EVERY == 0 {
-            let mut status = status_with(&shared, clients.len(), finished);
-            status["type"] = json!("status");
-            messages.push((status, None));
+            messages.push((status_with(&shared, clients.len(), finished), None));
         }
         for (message, handed_over_at) in messages {
             let text = Utf8Bytes::from(message.to_string());
@@ -433,30 +479,124 @@ fn error(message: &str) -> Value {
     json!({ "type": "error", "message": message })
 }
 
-/// The answer to a client's message. Controls of the session (pause,
-/// resume, step, speed, seek, restart, reset) are refused in a real-time
-/// session, where the hand is in the loop.
+/// Longest client message taken (a control or an answer is ~100 bytes).
+const MAX_CLIENT_MESSAGE_BYTES: usize = 4096;
+
+/// The answer to a client's message: a `status` after a control it took,
+/// an `answer` echo for a participant's key, `pong`, or an `error` that
+/// says why nothing changed. Controls of the session are refused in a
+/// real-time session, where the hand is in the loop.
 fn answer(shared: &Shared, text: &str) -> Value {
+    if text.len() > MAX_CLIENT_MESSAGE_BYTES {
+        return error(&format!(
+            "message of {} bytes; at most {MAX_CLIENT_MESSAGE_BYTES}",
+            text.len()
+        ));
+    }
     let Ok(message) = serde_json::from_str::<Value>(text) else {
         return error("not JSON: a message is an object with a \"type\"");
     };
     let Some(kind) = message.get("type").and_then(Value::as_str) else {
         return error("a message is an object with a string \"type\"");
     };
+    let session = shared.feed.session();
+    let controls = shared.controls.as_deref();
     match kind {
         "ping" => json!({ "type": "pong" }),
+        "answer" => {
+            let Some(controls) = controls else {
+                return error("`answer` is not taken: this session has no study runner");
+            };
+            let Some(key) = message.get("key").and_then(Value::as_str) else {
+                return error("`answer` needs a string \"key\"");
+            };
+            if key.is_empty() || key.len() > Answer::MAX_KEY_BYTES {
+                return error(&format!(
+                    "`answer` key must be 1..={} bytes",
+                    Answer::MAX_KEY_BYTES
+                ));
+            }
+            let time_s = shared.feed.ticks() as f64 / HAPTIC_RATE_HZ;
+            let answer = Answer {
+                key: key.to_string(),
+                time_s,
+            };
+            match controls.answer(answer) {
+                Ok(()) => json!({ "type": "answer", "key": key, "time_s": time_s }),
+                Err(e) => error(&e.to_string()),
+            }
+        }
         "pause" | "resume" | "step" | "speed" | "seek" | "restart" | "reset" => {
-            let mode = shared.feed.session().mode;
-            if mode == "real-time" {
-                error(&format!(
+            if session.mode == "real-time" {
+                return error(&format!(
                     "`{kind}` is refused in a real-time session: the hand is in the loop"
-                ))
-            } else {
-                error(&format!("`{kind}` is not available in this version"))
+                ));
+            }
+            let Some(controls) = controls.filter(|_| session.controls) else {
+                return error(&format!(
+                    "`{kind}` is refused: only a lockstep session with a scripted hand (simulated arm) can be controlled"
+                ));
+            };
+            match control(controls, &session, shared.feed.ticks(), kind, &message) {
+                Ok(()) => {
+                    let clients = shared.state.lock().map_or(0, |s| s.1.len());
+                    status_with(shared, clients, shared.feed.finished())
+                }
+                Err(why) => error(&why),
             }
         }
         other => error(&format!(
-            "unknown message type `{other}` (known: ping, pause, resume, step, speed, seek, restart, reset)"
+            "unknown message type `{other}` (known: ping, answer, pause, resume, step, speed, seek, restart, reset)"
         )),
     }
+}
+
+/// Applies one control message.
+fn control(
+    controls: &SessionControls,
+    session: &crate::haptics::ViewSession,
+    ticks: u64,
+    kind: &str,
+    message: &Value,
+) -> Result<(), String> {
+    let field = |name: &str| message.get(name).filter(|v| !v.is_null());
+    match kind {
+        "pause" => controls.pause(),
+        "resume" => controls.resume(),
+        "step" => {
+            let syncs = match field("syncs") {
+                None => 1,
+                Some(v) => v
+                    .as_u64()
+                    .ok_or("`step` \"syncs\" must be a whole number")?,
+            };
+            controls.step(syncs).map_err(|e| e.to_string())?;
+        }
+        "speed" => {
+            let factor = match message.get("factor") {
+                Some(Value::Null) => None,
+                Some(v) => Some(
+                    v.as_f64()
+                        .ok_or("`speed` \"factor\" must be a number or null")?,
+                ),
+                None => return Err(
+                    "`speed` needs \"factor\" (times real time, or null for as fast as possible)"
+                        .into(),
+                ),
+            };
+            controls.set_speed(factor).map_err(|e| e.to_string())?;
+        }
+        "seek" => {
+            let time_s = field("time_s")
+                .and_then(Value::as_f64)
+                .ok_or("`seek` needs a number \"time_s\"")?;
+            controls
+                .seek(time_s, session.seconds, 1.0 / HAPTIC_RATE_HZ, ticks)
+                .map_err(|e| e.to_string())?;
+        }
+        "restart" => controls.restart(),
+        "reset" => controls.reset(),
+        other => return Err(format!("unknown control `{other}`")),
+    }
+    Ok(())
 }
