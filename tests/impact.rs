@@ -441,3 +441,45 @@ fn largest(pieces: &[Fragment]) -> &Fragment {
         .max_by(|a, c| a.volume_m3.total_cmp(&c.volume_m3))
         .expect("a body has at least one fragment")
 }
+
+#[test]
+fn the_last_impact_stress_map_peaks_at_the_engines_peak_stress_under_the_strike() {
+    let settings = FractureSettings::default();
+    let tile_material = material("ceramic-tile");
+    let r_c = tile_material.rankine_threshold_pa;
+    let mut b = body(tile(), tile_material, 40, 1);
+    assert!(b.last_impact_stress().is_none(), "no impact yet");
+    let gentle = strike_body(&mut b, 0.1, &settings);
+    assert!(gentle.cracks.is_empty());
+    let impact = b.last_impact_stress().expect("the strike is kept");
+    assert_eq!(impact.serial, 1);
+    let ratios: Vec<f32> = impact
+        .element_ratios()
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+    let (hottest, peak) = ratios
+        .iter()
+        .copied()
+        .enumerate()
+        .fold(
+            (0, 0.0f32),
+            |best, (e, r)| if r > best.1 { (e, r) } else { best },
+        );
+    // The map's maximum is the engine's exact peak (f32 tables).
+    let engine = (gentle.peak_stress_pa / r_c) as f32;
+    assert!((peak - engine).abs() <= 1e-4 * engine, "{peak} vs {engine}");
+    assert!(peak < 1.0, "below the threshold: nothing broke");
+    // Under the ball: the hottest element is near the struck point.
+    let centre = b.mesh().tet_centroid(hottest);
+    assert!(
+        (centre.xy() - Point3::new(0.0, 0.0, 0.0).xy()).norm() < 0.02,
+        "{centre}"
+    );
+    // At an element's centroid the surface map reads that element.
+    let probe = b.mesh().tet_centroid(hottest).map(|v| v as f32);
+    assert_eq!(impact.ratios_at(&[probe.into()]), vec![peak]);
+    // A second impact replaces the first.
+    strike_body(&mut b, 0.05, &settings);
+    assert_eq!(b.last_impact_stress().unwrap().serial, 2);
+}

@@ -282,16 +282,19 @@ fn malformed_and_unknown_messages_are_answered_with_errors() {
     assert_eq!(after, before, "errors change nothing");
 }
 
-/// Sends `message` and returns the answer: the next `status` or `error`
-/// (frames and signals in between are passed to `seen`).
+/// Sends `message` and returns the answer: the next `error`, or the
+/// `status` that answers it (other messages are passed to `seen`).
 fn ask(socket: &mut Socket, message: &str, seen: &mut dyn FnMut(&Value)) -> Value {
     socket.send(tungstenite::Message::text(message)).unwrap();
+    let kind = serde_json::from_str::<Value>(message).unwrap()["type"].clone();
     loop {
         let answer = next(socket).expect("an answer");
-        match answer["type"].as_str() {
-            Some("status" | "error") => return answer,
-            _ => seen(&answer),
+        let answers =
+            answer["type"] == "error" || (answer["type"] == "status" && answer["request"] == kind);
+        if answers {
+            return answer;
         }
+        seen(&answer);
     }
 }
 

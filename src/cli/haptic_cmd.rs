@@ -67,6 +67,10 @@ pub struct UiArgs {
     /// seek back and restart (implies --lockstep and the simulated arm).
     #[arg(long, conflicts_with = "no_ui")]
     pub hold: bool,
+    /// Start paused at the first synchronisation, until the viewer says
+    /// play (implies --lockstep and the simulated arm).
+    #[arg(long, conflicts_with = "no_ui")]
+    pub paused: bool,
 }
 
 fn speed_factor(text: &str) -> Result<f64, String> {
@@ -91,14 +95,14 @@ impl UiArgs {
     /// Whether the session must run on a virtual clock: pacing and holding
     /// need one.
     fn needs_lockstep(&self) -> bool {
-        self.speed.is_some() || self.hold
+        self.speed.is_some() || self.hold || self.paused
     }
 
     /// Refuses pacing and holding with a device someone holds.
     fn check_device(&self, device: &str) -> anyhow::Result<()> {
         if self.needs_lockstep() && device != "sim" {
             bail!(
-                "--speed and --hold need the simulated arm (`--device sim`): with a real device the hand is in the loop"
+                "--speed, --hold and --paused need the simulated arm (`--device sim`): with a real device the hand is in the loop"
             );
         }
         Ok(())
@@ -345,6 +349,8 @@ struct RunOptions {
     speed: Option<f64>,
     /// Keep the viewer open after the session until a restart or a stop.
     hold: bool,
+    /// Start paused.
+    paused: bool,
 }
 
 pub fn serve_cmd(args: &ServeArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
@@ -373,6 +379,7 @@ fn serve_session(
             ui: args.ui.options(),
             speed: args.ui.speed,
             hold: args.ui.hold,
+            paused: args.ui.paused,
         },
         stop,
     )?;
@@ -430,6 +437,9 @@ struct Watch {
 /// with `hold` waits after it for that or a stop.
 fn run_session(config: &SessionConfig, run: &RunOptions, stop: &Stop) -> anyhow::Result<Summary> {
     let controls = Arc::new(SessionControls::new(run.speed)?);
+    if run.paused {
+        controls.pause();
+    }
     let watch = match &run.ui {
         Some(options) => {
             let feed = ViewFeed::new();
@@ -864,6 +874,7 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
             ui: args.ui.options(),
             speed: args.ui.speed,
             hold: args.ui.hold,
+            paused: args.ui.paused,
         },
         stop,
     )?;

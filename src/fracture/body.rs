@@ -3,7 +3,7 @@
 
 use super::fragments::distinct;
 use super::surface::resolved_octaves;
-use super::{fragments, BasisJob, BasisResult, FractureState, Fragment, WeakPoints};
+use super::{fragments, BasisJob, BasisResult, FractureState, Fragment, ImpactStress, WeakPoints};
 use crate::config::Material;
 use crate::fem::constitutive_matrix;
 use crate::mesh::{TetMesh, NO_NEIGHBOUR};
@@ -44,6 +44,11 @@ pub struct BreakableBody {
     /// Octaves of the crack noise this mesh resolves
     /// ([`super::surface::resolved_octaves`]).
     pub(super) noise_octaves: usize,
+    /// Impacts taken so far.
+    pub(super) impacts: u64,
+    /// The modal states of the last impact's samples, for
+    /// [`Self::last_impact_stress`]; `None` before the body's first.
+    pub(super) last_impact_states: Option<Arc<[f32]>>,
 }
 
 /// The part of a parent's mesh a fragment body stands for.
@@ -132,6 +137,21 @@ impl BreakableBody {
             crack_seed: (seed as u32) ^ 0x5ca1ab1e,
             noise_octaves,
             material,
+            impacts: 0,
+            last_impact_states: None,
+        })
+    }
+
+    /// The stresses of the last load this body took (impact or held
+    /// force), to be evaluated where wanted; `None` before its first.
+    pub fn last_impact_stress(&self) -> Option<ImpactStress> {
+        Some(ImpactStress {
+            mesh: Arc::clone(&self.mesh),
+            basis: Arc::clone(&self.basis),
+            tets: self.region.as_ref().map(|r| Arc::clone(&r.tets)),
+            states: Arc::clone(self.last_impact_states.as_ref()?),
+            threshold_pa: self.material.rankine_threshold_pa,
+            serial: self.impacts,
         })
     }
 
@@ -227,6 +247,9 @@ impl BreakableBody {
             }),
             weak_points,
             crack_seed: self.crack_seed ^ fragment.id.wrapping_mul(0x2545_f491),
+            // A fragment's impacts are its own.
+            impacts: 0,
+            last_impact_states: None,
             ..self.clone()
         }
     }
@@ -301,6 +324,8 @@ impl BreakableBody {
             material: self.material.clone(),
             stiffness: self.stiffness,
             crack_seed: self.crack_seed,
+            impacts: 0,
+            last_impact_states: None,
         })
     }
 }

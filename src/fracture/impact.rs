@@ -312,6 +312,7 @@ impl BreakableBody {
                 z[k * m + j] = states[j].z as f32;
             }
         }
+        self.keep_impact(&z);
         let mut outcome = self.fracture_from_modal_states(&z, settings, start, counters);
         outcome.contact_duration_s = duration;
         outcome.time_step_s = dt;
@@ -351,6 +352,13 @@ impl BreakableBody {
             }
         }
         self.fracture_from_modal_states(&z, settings, start, counters)
+    }
+
+    /// Keeps an impact's modal states for
+    /// [`BreakableBody::last_impact_stress`] (a few kB per impact).
+    fn keep_impact(&mut self, z: &[f32]) {
+        self.impacts += 1;
+        self.last_impact_states = Some(Arc::from(z));
     }
 
     /// The Rankine test at every modal state `z` (sample-major, m per

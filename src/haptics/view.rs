@@ -109,7 +109,7 @@ pub struct SignalSample {
 }
 
 /// What changed in the world since the previous frame a reader took.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ViewFrame {
     /// Session time of the newest merged frame (s).
     pub time_s: f64,
@@ -125,6 +125,10 @@ pub struct ViewFrame {
     pub fractures: Vec<FractureView>,
     /// Contacts of the newest merged frame's global step.
     pub contacts: Vec<ContactView>,
+    /// Breakable bodies' last impacts since the previous frame (the newest
+    /// per body), for the stress view; evaluated by the reader.
+    #[serde(skip)]
+    pub impacts: Vec<(u32, crate::fracture::ImpactStress)>,
     /// This frame starts a new run of the session (a restart): a reader
     /// forgets every body it knew, and `added` holds them all.
     pub reset: bool,
@@ -165,6 +169,7 @@ impl ViewFrame {
         self.removed.extend(newer.removed);
         self.poses = newer.poses;
         self.contacts = newer.contacts;
+        self.impacts.extend(newer.impacts);
         self.fractures.extend(newer.fractures);
     }
 }
@@ -313,6 +318,8 @@ pub(super) struct ViewPublisher {
     last_publish: Option<Instant>,
     /// Session time and tick of a sync whose state is not handed over yet.
     stale: Option<(f64, u64)>,
+    /// The serial of each breakable body's last impact handed over.
+    impacts_seen: std::collections::BTreeMap<BodyId, u64>,
 }
 
 impl ViewPublisher {
@@ -327,6 +334,7 @@ impl ViewPublisher {
             },
             last_publish: None,
             stale: None,
+            impacts_seen: std::collections::BTreeMap::new(),
         }
     }
 
@@ -347,6 +355,7 @@ impl ViewPublisher {
     ) {
         self.bodies
             .update(world, &mut self.unsent.added, &mut self.unsent.removed);
+        self.note_impacts(world);
         self.unsent
             .fractures
             .extend(new_fractures.iter().map(|e| FractureView {
@@ -363,6 +372,25 @@ impl ViewPublisher {
             self.hand_over(world, time_s, tick, false);
         } else {
             self.stale = Some((time_s, tick));
+        }
+    }
+
+    /// Notes the breakable bodies struck since the last sync (shared
+    /// handles only: the reader evaluates the stresses).
+    fn note_impacts(&mut self, world: &World) {
+        self.impacts_seen.retain(|id, _| world.body(*id).is_some());
+        for (id, body) in world.bodies() {
+            let Some(impact) = body
+                .breakable
+                .as_ref()
+                .and_then(|b| b.body.last_impact_stress())
+            else {
+                continue;
+            };
+            if self.impacts_seen.insert(id, impact.serial) != Some(impact.serial) {
+                self.unsent.impacts.retain(|(other, _)| *other != id.0);
+                self.unsent.impacts.push((id.0, impact));
+            }
         }
     }
 

@@ -4,16 +4,32 @@
 use crate::haptics::{BodyPose, BodyView, FractureView, SignalSample, ViewFeed, ViewFrame};
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Shortest time between two `stress` messages of one body.
+const STRESS_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Signal samples kept for clients that join late: 10 s at 100 Hz.
+const SIGNAL_HISTORY: usize = 1000;
 
 /// Bodies, poses and fractures as of the last frame applied.
 #[derive(Debug, Default)]
 pub(super) struct Model {
     bodies: BTreeMap<u32, BodyView>,
+    /// σ₁/R_c of each breakable body's last impact sent, at its surface
+    /// points.
+    stress: BTreeMap<u32, Vec<f32>>,
+    /// Impacts not evaluated yet, the newest per body.
+    impacts: BTreeMap<u32, crate::fracture::ImpactStress>,
+    /// When each body's last `stress` message was made.
+    stress_sent_at: BTreeMap<u32, Instant>,
     poses: BTreeMap<u32, BodyPose>,
     fractures: Vec<FractureView>,
     time_s: f64,
     tick: u64,
+    /// The newest signal samples, up to [`SIGNAL_HISTORY`].
+    signals: VecDeque<SignalSample>,
 }
 
 /// A body in `GET /api/state`.
@@ -32,6 +48,8 @@ struct SceneBody<'a> {
     #[serde(flatten)]
     body: &'a BodyView,
     pose: Option<&'a BodyPose>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stress_ratio: Option<&'a Vec<f32>>,
 }
 
 /// One signal sample of the `signals` message.
@@ -49,9 +67,9 @@ struct Signal {
 }
 
 impl Model {
-    /// Applies `frame`; returns its `frame` message, or for the first
-    /// frame of a (re)started run, nothing: the caller sends every client
-    /// a new `scene`.
+    /// Applies `frame`. Returns its `frame` message, or for the first
+    /// frame of a (re)started run nothing: the caller sends every client a
+    /// new `scene`.
     pub(super) fn apply(&mut self, frame: ViewFrame) -> Option<Value> {
         if frame.reset {
             *self = Model::default();
@@ -64,20 +82,82 @@ impl Model {
         for &id in &frame.removed {
             self.bodies.remove(&id);
             self.poses.remove(&id);
+            self.stress.remove(&id);
+            self.impacts.remove(&id);
         }
         self.poses = frame.poses.iter().map(|p| (p.id, *p)).collect();
         self.fractures.extend(frame.fractures.iter().cloned());
         self.time_s = frame.time_s;
         self.tick = frame.tick;
-        if frame.reset {
-            return None;
+        for (id, impact) in &frame.impacts {
+            if self.bodies.contains_key(id) {
+                self.impacts.insert(*id, impact.clone());
+            }
         }
-        let mut message = serde_json::to_value(&frame).unwrap_or(Value::Null);
-        message["type"] = json!("frame");
-        if let Some(fields) = message.as_object_mut() {
-            fields.remove("reset");
+        (!frame.reset).then(|| {
+            let mut message = serde_json::to_value(&frame).unwrap_or(Value::Null);
+            message["type"] = json!("frame");
+            if let Some(fields) = message.as_object_mut() {
+                fields.remove("reset");
+            }
+            message
+        })
+    }
+
+    /// A `stress` message for each body struck since its last one, at
+    /// most one per body per [`STRESS_INTERVAL`]: a body in contact is
+    /// struck at every sync, and each map costs the viewer's thread an
+    /// evaluation of the body's elements.
+    pub(super) fn stresses(&mut self, now: Instant) -> Vec<Value> {
+        let due: Vec<u32> = self
+            .impacts
+            .keys()
+            .copied()
+            .filter(|id| {
+                self.stress_sent_at
+                    .get(id)
+                    .is_none_or(|&at| now.duration_since(at) >= STRESS_INTERVAL)
+            })
+            .collect();
+        let mut messages = Vec::new();
+        for id in due {
+            let (Some(impact), Some(body)) = (self.impacts.remove(&id), self.bodies.get(&id))
+            else {
+                continue;
+            };
+            // Three decimals: the colour map shows no more.
+            let ratio: Vec<f32> = impact
+                .ratios_at(&body.points_m)
+                .into_iter()
+                .map(|r| (r * 1000.0).round() / 1000.0)
+                .collect();
+            messages.push(json!({
+                "type": "stress",
+                "id": id,
+                "time_s": self.time_s,
+                "impact": impact.serial,
+                "max_ratio": ratio.iter().copied().fold(0.0f32, f32::max),
+                "ratio": &ratio,
+            }));
+            self.stress.insert(id, ratio);
+            self.stress_sent_at.insert(id, now);
         }
-        Some(message)
+        messages
+    }
+
+    /// Keeps the newest samples for clients that join later.
+    pub(super) fn keep_signals(&mut self, samples: &[SignalSample]) {
+        for sample in samples {
+            if self.signals.len() == SIGNAL_HISTORY {
+                self.signals.pop_front();
+            }
+            self.signals.push_back(*sample);
+        }
+    }
+
+    /// The samples kept, oldest first.
+    pub(super) fn signal_history(&self) -> impl Iterator<Item = &SignalSample> {
+        self.signals.iter()
     }
 
     /// The `scene` message: every live body with its surface and pose,
@@ -89,6 +169,7 @@ impl Model {
             .map(|body| SceneBody {
                 body,
                 pose: self.poses.get(&body.id),
+                stress_ratio: self.stress.get(&body.id),
             })
             .collect();
         json!({
@@ -154,9 +235,8 @@ pub(super) fn status(
 }
 
 /// The `signals` message for these samples.
-pub(super) fn signals(samples: &[SignalSample]) -> Value {
+pub(super) fn signals<'a>(samples: impl Iterator<Item = &'a SignalSample>) -> Value {
     let samples: Vec<Signal> = samples
-        .iter()
         .map(|s| Signal {
             tick: s.record.tick,
             time_s: s.record.time_s,

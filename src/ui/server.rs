@@ -380,15 +380,23 @@ async fn pump(shared: Arc<Shared>) {
             let handed_over_at = frame.handed_over_at;
             match model.apply(frame) {
                 Some(message) => messages.push((message, handed_over_at)),
-                // A restarted run: every client starts over from its scene.
+                // A restarted run: every client starts over from its scene
+                // (which holds the stresses).
                 None => {
                     let status = status_with(&shared, clients.len(), finished);
                     messages.push((model.scene(&status), handed_over_at));
                 }
             }
         }
+        messages.extend(
+            model
+                .stresses(Instant::now())
+                .into_iter()
+                .map(|s| (s, None)),
+        );
         if !records.is_empty() {
-            messages.push((model::signals(&records), None));
+            model.keep_signals(&records);
+            messages.push((model::signals(records.iter()), None));
         }
         if round % STATUS_EVERY == 0 {
             messages.push((status_with(&shared, clients.len(), finished), None));
@@ -419,12 +427,17 @@ async fn client(mut socket: WebSocket, shared: Arc<Shared>) {
         };
         let status = status_of(&shared, state.1.len() + 1);
         let scene = state.0.scene(&status).to_string();
+        // The plots' recent past, for a client that joins late.
+        let history = (state.0.signal_history().next().is_some())
+            .then(|| model::signals(state.0.signal_history()).to_string());
         state.1.push(Client { id, queue });
-        scene
+        [Some(scene), history]
     };
     let mut closing = shared.closing.clone();
-    if socket.send(Message::Text(scene.into())).await.is_err() {
-        return;
+    for text in scene.into_iter().flatten() {
+        if socket.send(Message::Text(text.into())).await.is_err() {
+            return;
+        }
     }
     loop {
         tokio::select! {
@@ -540,7 +553,10 @@ fn answer(shared: &Shared, text: &str) -> Value {
             match control(controls, &session, shared.feed.ticks(), kind, &message) {
                 Ok(()) => {
                     let clients = shared.state.lock().map_or(0, |s| s.1.len());
-                    status_with(shared, clients, shared.feed.finished())
+                    let mut status = status_with(shared, clients, shared.feed.finished());
+                    // Tells this answer from the periodic statuses.
+                    status["request"] = json!(kind);
+                    status
                 }
                 Err(why) => error(&why),
             }

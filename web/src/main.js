@@ -42,6 +42,7 @@ const state = {
   lastError: null,
   answers: [],
   bodies: () => view.bodies.size,
+  stressBodies: () => view.stressBodies(),
   bodyIds: () => [...view.bodies.keys()].sort((a, b) => a - b),
 };
 window.tessera = state;
@@ -93,6 +94,9 @@ function receive(message) {
       break;
     case 'status':
       showStatus(message);
+      break;
+    case 'stress':
+      view.setStress(message.id, message.ratio);
       break;
     case 'prompt':
       prompt.hidden = !message.text;
@@ -181,6 +185,11 @@ for (const [id, key] of [['show-contacts', 'contacts'], ['show-force', 'force'],
   const box = document.getElementById(id);
   box.onchange = () => { view.show[key] = box.checked; };
 }
+const stressBox = document.getElementById('show-stress');
+stressBox.onchange = () => {
+  view.setShowStress(stressBox.checked);
+  document.getElementById('stress-legend').hidden = !stressBox.checked;
+};
 
 document.addEventListener('keydown', (event) => {
   if (event.repeat || event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;

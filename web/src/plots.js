@@ -13,7 +13,7 @@ function chart(element, series) {
     legend: { show: true, live: false },
     cursor: { show: false },
     scales: { x: { time: false } },
-    axes: [{ ...AXIS }, { ...AXIS, size: 44 }],
+    axes: [{ ...AXIS }, { ...AXIS, size: 56 }],
     series: [{ label: 't (s)' }, ...series],
   };
   const plot = new uPlot(options, [[], ...series.map(() => [])], element);

@@ -12,6 +12,16 @@ const KIND_COLOURS = {
   breakable: 0xe9e4d8,
 };
 
+// The stress colour map (σ₁/R_c from 0 to 1 and above): a diverging
+// blue–grey–red ramp, as the legend shows.
+const STRESS_STOPS = [0x3b4cc0, 0x8db0fe, 0xdddddd, 0xf49a7b, 0xb40426].map((c) => new THREE.Color(c));
+
+function stressColour(ratio, into) {
+  const x = Math.min(Math.max(ratio, 0), 1) * (STRESS_STOPS.length - 1);
+  const i = Math.min(Math.floor(x), STRESS_STOPS.length - 2);
+  return into.copy(STRESS_STOPS[i]).lerp(STRESS_STOPS[i + 1], x - i);
+}
+
 // Fragments get distinct hues: the golden-angle sequence over their ids.
 function fragmentColour(id) {
   const hue = (id * 0.618033988749895) % 1;
@@ -60,7 +70,7 @@ export class SceneView {
     this.arrow.visible = false;
     this.contacts = new THREE.Group();
     this.scene.add(this.ghost, this.arrow, this.contacts);
-    this.show = { contacts: true, force: true, ghost: true };
+    this.show = { contacts: true, force: true, ghost: true, stress: false };
 
     this.resize();
     new ResizeObserver(() => this.resize()).observe(container);
@@ -104,15 +114,49 @@ export class SceneView {
         flatShading: !isProxy,
       });
     const mesh = new THREE.Mesh(geometry, material);
+    mesh.userData.colour = new THREE.Color(colour);
     mesh.castShadow = body.kind !== 'static';
     mesh.receiveShadow = true;
     mesh.matrixAutoUpdate = true;
     mesh.userData.body = body;
     this.scene.add(mesh);
-    this.bodies.set(body.id, { mesh, body });
+    this.bodies.set(body.id, { mesh, body, stress: null });
+    if (body.stress_ratio) this.setStress(body.id, body.stress_ratio);
     if (isProxy) {
       this.ghost.scale.setScalar(geometry.boundingSphere.radius);
     }
+  }
+
+  // A `stress` message: σ₁/R_c per surface point of a breakable body.
+  setStress(id, ratio) {
+    const entry = this.bodies.get(id);
+    if (!entry || ratio.length * 3 !== entry.mesh.geometry.attributes.position.array.length) return;
+    entry.stress = ratio;
+    const colours = new Float32Array(ratio.length * 3);
+    const c = new THREE.Color();
+    ratio.forEach((r, i) => stressColour(r, c).toArray(colours, i * 3));
+    entry.mesh.geometry.setAttribute('color', new THREE.BufferAttribute(colours, 3));
+    this.paint(entry);
+  }
+
+  // The stress map on a body that has one, when shown; its own colour otherwise.
+  paint(entry) {
+    const { material } = entry.mesh;
+    const mapped = this.show.stress && entry.stress !== null;
+    if (material.vertexColors !== mapped) {
+      material.vertexColors = mapped;
+      material.needsUpdate = true;
+    }
+    material.color.copy(mapped ? new THREE.Color(0xffffff) : entry.mesh.userData.colour);
+  }
+
+  setShowStress(on) {
+    this.show.stress = on;
+    for (const entry of this.bodies.values()) this.paint(entry);
+  }
+
+  stressBodies() {
+    return [...this.bodies.values()].filter((e) => e.stress !== null).length;
   }
 
   remove(mesh) {
