@@ -483,3 +483,52 @@ fn the_last_impact_stress_map_peaks_at_the_engines_peak_stress_under_the_strike(
     strike_body(&mut b, 0.05, &settings);
     assert_eq!(b.last_impact_stress().unwrap().serial, 2);
 }
+
+/// Area of the given triangles of a surface (m²).
+fn triangles_area_m2(points: &[Point3<f64>], triangles: &[[u32; 3]], which: &[u32]) -> f64 {
+    which
+        .iter()
+        .map(|&t| {
+            let [a, b, c] = triangles[t as usize].map(|i| points[i as usize]);
+            (b - a).cross(&(c - a)).norm() / 2.0
+        })
+        .sum()
+}
+
+#[test]
+fn fragments_mark_their_crack_surfaces_which_the_cracks_area_bounds() {
+    let mut hit = body(tile(), material("ceramic-tile"), 40, 1);
+    let intact = hit.fragments(threads());
+    assert!(intact[0].crack_triangles.is_empty(), "no crack yet");
+    let outcome = strike_body(&mut hit, 2.0, &FractureSettings::default());
+    let crack_m2: f64 = outcome.cracks.iter().map(|c| c.area_m2).sum();
+    let pieces = hit.fragments(threads());
+    assert!(pieces.len() > 1);
+    let marked_m2: f64 = pieces
+        .iter()
+        .map(|p| triangles_area_m2(&p.points, &p.triangles, &p.crack_triangles))
+        .sum();
+    // Each separating crack patch bounds two fragments; a crack that does
+    // not separate leaves no surface.
+    assert!(marked_m2 > 0.0);
+    assert!(
+        marked_m2 <= 2.0 * crack_m2 * (1.0 + 1e-9),
+        "{marked_m2} > 2 × {crack_m2}"
+    );
+    let outer_m2: f64 = pieces
+        .iter()
+        .map(|p| {
+            let all: Vec<u32> = (0..p.triangles.len() as u32).collect();
+            triangles_area_m2(&p.points, &p.triangles, &all)
+        })
+        .sum::<f64>()
+        - marked_m2;
+    // The rest is the tile's outer surface, less the central triangles of
+    // boundary faces split among three fragments (marked too).
+    let tile_surface_m2 = 2.0 * 0.15 * 0.15 + 4.0 * 0.15 * 0.006;
+    let missing = 1.0 - outer_m2 / tile_surface_m2;
+    assert!(
+        (-1e-9..0.01).contains(&missing),
+        "{outer_m2} vs {tile_surface_m2}"
+    );
+}

@@ -46,6 +46,10 @@ pub struct Fragment {
     pub points: Vec<Point3<f64>>,
     /// Triangles of `points`, counter-clockwise seen from outside.
     pub triangles: Vec<[u32; 3]>,
+    /// The triangles (indices into `triangles`) whose corners are all cut
+    /// points: the crack surfaces (and, rarely, the central triangle of a
+    /// boundary face split among three fragments).
+    pub crack_triangles: Vec<u32>,
 }
 
 /// A surface vertex: a mesh node or the cut point of an edge.
@@ -250,6 +254,13 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
                 || VertexSlots::new(mesh),
                 |slots| slots.index(mesh, state, id, &b.triangles),
             );
+            let crack_triangles = b
+                .triangles
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.iter().all(|v| matches!(v, Vertex::Cut(_))))
+                .map(|(i, _)| i as u32)
+                .collect();
             let mut tets = b.tets;
             tets.sort_unstable();
             tets.dedup();
@@ -263,6 +274,7 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
                 tets,
                 points,
                 triangles,
+                crack_triangles,
             })
         })
         .collect()

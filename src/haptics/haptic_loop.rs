@@ -82,8 +82,6 @@ pub(super) struct LoopRun {
     pub(super) device_restorations: u64,
     /// The tick the loop stopped at, if asked to stop before the end.
     pub(super) stopped_at: Option<u64>,
-    /// It stopped because a viewer restarted the session.
-    pub(super) restarted: bool,
     /// Hash of the proxy's path (bit patterns of every tick's position).
     pub(super) proxy_path_hash: u64,
     /// The proxy's position per tick, up to [`LoopConfig::trace_ticks`].
@@ -210,7 +208,6 @@ impl HapticLoop {
                         == Gate::Restart
                 {
                     self.run.stopped_at = Some(tick);
-                    self.run.restarted = true;
                     break;
                 }
             }

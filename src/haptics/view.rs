@@ -47,6 +47,8 @@ pub struct BodyView {
     pub points_m: Vec<[f32; 3]>,
     /// Triangles of `points_m`, counter-clockwise seen from outside.
     pub triangles: Vec<[u32; 3]>,
+    /// Indices of the triangles on crack surfaces (a fragment's).
+    pub crack_triangles: Vec<u32>,
 }
 
 /// A body's pose: translation (m) and unit quaternion (w, x, y, z).
@@ -523,5 +525,6 @@ fn body_view(id: BodyId, body: &crate::world::WorldBody) -> BodyView {
             .map(|p| [p.x as f32, p.y as f32, p.z as f32])
             .collect(),
         triangles: body.surface.triangles.clone(),
+        crack_triangles: body.surface.crack_triangles.clone(),
     }
 }

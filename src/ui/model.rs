@@ -8,7 +8,11 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Shortest time between two `stress` messages of one body.
-const STRESS_INTERVAL: Duration = Duration::from_millis(250);
+const STRESS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Most stress maps evaluated in one pump round (a 10 800-tet tile's, 36
+/// samples of 60 modes, takes tens of milliseconds).
+const STRESS_MAPS_PER_ROUND: usize = 2;
 
 /// Signal samples kept for clients that join late: 10 s at 100 Hz.
 const SIGNAL_HISTORY: usize = 1000;
@@ -104,10 +108,11 @@ impl Model {
         })
     }
 
-    /// A `stress` message for each body struck since its last one, at
-    /// most one per body per [`STRESS_INTERVAL`]: a body in contact is
-    /// struck at every sync, and each map costs the viewer's thread an
-    /// evaluation of the body's elements.
+    /// A `stress` message for bodies struck since their last one: at most
+    /// one per body per [`STRESS_INTERVAL`] and [`STRESS_MAPS_PER_ROUND`]
+    /// per call, the others wait. A body in contact is struck at every
+    /// sync, and each map costs the viewer's thread an evaluation of every
+    /// element of the body at every sample of the impact.
     pub(super) fn stresses(&mut self, now: Instant) -> Vec<Value> {
         let due: Vec<u32> = self
             .impacts
@@ -118,6 +123,7 @@ impl Model {
                     .get(id)
                     .is_none_or(|&at| now.duration_since(at) >= STRESS_INTERVAL)
             })
+            .take(STRESS_MAPS_PER_ROUND)
             .collect();
         let mut messages = Vec::new();
         for id in due {

@@ -442,6 +442,7 @@ impl World {
                 surface: Arc::new(Surface {
                     points: piece.points.clone(),
                     triangles: piece.triangles.clone(),
+                    crack_triangles: piece.crack_triangles.clone(),
                 }),
                 breakable: child_breakable,
                 parent: Some(id),

@@ -261,6 +261,7 @@ impl World {
                                 Surface {
                                     points: whole.points.clone(),
                                     triangles: whole.triangles.clone(),
+                                    crack_triangles: Vec::new(),
                                 },
                                 Some(Breakable {
                                     body,

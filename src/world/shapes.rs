@@ -16,6 +16,8 @@ pub struct Surface {
     pub points: Vec<Point3<f64>>,
     /// Triangles of `points`, counter-clockwise seen from outside.
     pub triangles: Vec<[u32; 3]>,
+    /// Indices of the triangles on crack surfaces (a fragment's).
+    pub crack_triangles: Vec<u32>,
 }
 
 /// A hull whose volume exceeds the fragment's by more than this factor is
@@ -122,6 +124,7 @@ pub(super) fn primitive_surface(shape: &SharedShape, units: &Units) -> Surface {
     Surface {
         points: points.into_iter().map(|p| units.point_to_si(p)).collect(),
         triangles,
+        crack_triangles: Vec::new(),
     }
 }
 

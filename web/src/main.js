@@ -43,6 +43,7 @@ const state = {
   answers: [],
   bodies: () => view.bodies.size,
   stressBodies: () => view.stressBodies(),
+  contacts: () => view.contacts.children.length,
   bodyIds: () => [...view.bodies.keys()].sort((a, b) => a - b),
 };
 window.tessera = state;

@@ -62,8 +62,8 @@ export class SceneView {
 
     // The device's goal for the proxy, and the coupling force on the proxy.
     this.ghost = new THREE.Mesh(
-      new THREE.SphereGeometry(1, 24, 16),
-      new THREE.MeshBasicMaterial({ color: 0x6fc3ff, transparent: true, opacity: 0.25, depthWrite: false }),
+      new THREE.SphereGeometry(1, 16, 10),
+      new THREE.MeshBasicMaterial({ color: 0x6fc3ff, wireframe: true, transparent: true, opacity: 0.35, depthWrite: false }),
     );
     this.ghost.visible = false;
     this.arrow = new THREE.ArrowHelper(new THREE.Vector3(0, 0, 1), new THREE.Vector3(), 0.1, 0xffb347);
@@ -98,7 +98,13 @@ export class SceneView {
   add(body) {
     const geometry = new THREE.BufferGeometry();
     geometry.setAttribute('position', new THREE.Float32BufferAttribute(body.points_m.flat(), 3));
-    geometry.setIndex(body.triangles.flat());
+    // Crack surfaces last, drawn with the second material (highlighted).
+    const crack = new Set(body.crack_triangles ?? []);
+    const outer = body.triangles.filter((_, i) => !crack.has(i));
+    const cracked = body.triangles.filter((_, i) => crack.has(i));
+    geometry.setIndex([...outer, ...cracked].flat());
+    geometry.addGroup(0, outer.length * 3, 0);
+    geometry.addGroup(outer.length * 3, cracked.length * 3, 1);
     geometry.computeVertexNormals();
     geometry.computeBoundingSphere();
     const isProxy = body.id === this.proxyId;
@@ -113,8 +119,14 @@ export class SceneView {
         metalness: isProxy ? 0.8 : 0.0,
         flatShading: !isProxy,
       });
-    const mesh = new THREE.Mesh(geometry, material);
+    // Crack faces: the body's colour, lighter and glowing a little, as
+    // fresh fracture surfaces look against glazed ones.
+    const crackMaterial = material.clone();
+    crackMaterial.color = new THREE.Color(colour).lerp(new THREE.Color(0xffffff), 0.55);
+    crackMaterial.emissive = new THREE.Color(0x3a2a10);
+    const mesh = new THREE.Mesh(geometry, [material, crackMaterial]);
     mesh.userData.colour = new THREE.Color(colour);
+    mesh.userData.crackColour = crackMaterial.color.clone();
     mesh.castShadow = body.kind !== 'static';
     mesh.receiveShadow = true;
     mesh.matrixAutoUpdate = true;
@@ -141,13 +153,15 @@ export class SceneView {
 
   // The stress map on a body that has one, when shown; its own colour otherwise.
   paint(entry) {
-    const { material } = entry.mesh;
     const mapped = this.show.stress && entry.stress !== null;
-    if (material.vertexColors !== mapped) {
-      material.vertexColors = mapped;
-      material.needsUpdate = true;
-    }
-    material.color.copy(mapped ? new THREE.Color(0xffffff) : entry.mesh.userData.colour);
+    const { colour, crackColour } = entry.mesh.userData;
+    entry.mesh.material.forEach((material, i) => {
+      if (material.vertexColors !== mapped) {
+        material.vertexColors = mapped;
+        material.needsUpdate = true;
+      }
+      material.color.copy(mapped ? new THREE.Color(0xffffff) : i === 0 ? colour : crackColour);
+    });
   }
 
   setShowStress(on) {
@@ -162,7 +176,7 @@ export class SceneView {
   remove(mesh) {
     this.scene.remove(mesh);
     mesh.geometry.dispose();
-    mesh.material.dispose();
+    for (const material of mesh.material) material.dispose();
   }
 
   pose(p) {
@@ -251,6 +265,9 @@ export class SceneView {
     shadow.near = size * 0.1;
     shadow.far = size * 6;
     shadow.updateProjectionMatrix();
+    // Against shadow acne on curved surfaces: offset along the normal by
+    // about one shadow-map texel.
+    this.sun.shadow.normalBias = (2 * size) / this.sun.shadow.mapSize.x;
     this.framed = true;
   }
 
