@@ -153,6 +153,22 @@ fn errors_are_clear_and_exit_nonzero() {
             vec!["mesh", "--mesh", "box:1,1,1:1,1,1", "--out", "x.stl"],
             "expected a .obj",
         ),
+        (
+            vec!["demo", "--speed", "1000", "--no-ui"],
+            "outside 0.01..=100",
+        ),
+        (
+            vec![
+                "serve",
+                "--device",
+                "hid:tessera-arm",
+                "--speed",
+                "1",
+                "--no-ui",
+            ],
+            "need the simulated arm",
+        ),
+        (vec!["demo", "--hold", "--no-ui"], "cannot be used with"),
     ] {
         let out = tessera(&args, dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -3,7 +3,8 @@
 //! virtual coupling → step the sub-world → scaling → command the device →
 //! tick record; every r_sim ticks, synchronise with the simulation thread.
 //! Nothing here allocates in the steady state, takes a lock, or formats a
-//! string.
+//! string. In lockstep with a scripted hand, a viewer's controls may hold
+//! the loop at a sync ([`Pacer`], sleeps of at most 2 ms).
 
 use super::controls::{Gate, Pacer, SessionControls};
 use super::coupling::{ProxyState, VirtualCoupling};
@@ -198,8 +199,9 @@ impl HapticLoop {
         let stopped = move || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
         let sync_ratio = u64::from(self.config.sync_ratio);
         for tick in 0..ticks {
-            // A viewer holds a lockstep session between syncs only, when
-            // the simulation thread has answered and is idle.
+            // A viewer holds a lockstep session at a sync only: its sync
+            // message is sent, and the world the viewer shows is the one
+            // that sync's step leaves.
             if let Some(controls) = &self.io.controls {
                 if tick % sync_ratio == 0
                     && self
