@@ -15,6 +15,8 @@ use std::path::{Component, Path, PathBuf};
 pub const SCENES_DIR: &str = "configs/scenes";
 /// Where the shipped hand scripts live.
 pub const HANDS_DIR: &str = "configs/hands";
+/// Where the shipped perception studies live.
+pub const STUDIES_DIR: &str = "configs/studies";
 /// Where the shipped device profiles live.
 pub const DEVICES_DIR: &str = "devices";
 
@@ -27,6 +29,7 @@ macro_rules! shipped {
 /// Every shipped file: its source-tree path and its text.
 const FILES: &[(&str, &str)] = shipped![
     "configs/materials.toml",
+    "configs/hands/plates-strikes.toml",
     "configs/hands/push.toml",
     "configs/hands/tile-strikes.toml",
     "configs/scenes/bricks.toml",
@@ -34,8 +37,11 @@ const FILES: &[(&str, &str)] = shipped![
     "configs/scenes/cube-pile.toml",
     "configs/scenes/cube-push.toml",
     "configs/scenes/plates-on-shelf.toml",
+    "configs/scenes/plates-study.toml",
     "configs/scenes/tile-on-supports.toml",
     "configs/scenes/tile-strike.toml",
+    "configs/studies/plate-weakness-staircase.toml",
+    "configs/studies/plate-weakness.toml",
     "devices/sim-arm.toml",
     "devices/tessera-arm.toml",
 ];

@@ -128,5 +128,6 @@ pub mod limits;
 pub mod mesh;
 pub mod modal;
 pub mod session;
+pub mod study;
 pub mod ui;
 pub mod world;

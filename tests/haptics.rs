@@ -52,6 +52,7 @@ fn run(scene: Scene, hand: &str, options: ServerOptions, record: Option<&Path>) 
         on_notice: None,
         view: None,
         controls: None,
+        watch: None,
     })
     .expect("session runs");
     if let Some(r) = recorder {
@@ -625,6 +626,7 @@ fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
         on_notice: None,
         view: None,
         controls: None,
+        watch: None,
     })
     .expect("session runs");
     recorder.finish().unwrap();

@@ -67,6 +67,7 @@ fn controlled_demo(
         on_notice: None,
         view,
         controls,
+        watch: None,
     })
     .unwrap()
 }

@@ -187,7 +187,10 @@ pub struct DemoArgs {
 pub struct ReplayArgs {
     /// A session log written by `serve --record` or `demo`.
     pub file: PathBuf,
-    /// Replay on a virtual clock (the way to reproduce a lockstep log).
+    /// Replay on a virtual clock, as fast as it goes (the way to reproduce
+    /// a lockstep log). Without it a replay the viewer watches runs on the
+    /// virtual clock paced at real speed (its timeline can pause, slow
+    /// down and seek), and one with --no-ui runs in real time.
     #[arg(long)]
     pub lockstep: bool,
     /// Use this scene file instead of the one the log holds (the replay
@@ -559,6 +562,7 @@ fn run_once(
         })),
         view: watch.map(|w| Arc::clone(&w.feed)),
         controls: Some(Arc::clone(controls)),
+        watch: None,
     };
     let mut summary = serve(session)?;
     if let Some(recorder) = recorder {
@@ -849,7 +853,14 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
     } else if let Some(ran_s) = outcome_s {
         config.seconds = Some(ran_s);
     }
-    config.lockstep = args.lockstep || args.ui.needs_lockstep();
+    // Watched in the viewer, a replay runs on the virtual clock paced at
+    // real speed, so that its timeline can pause, slow down and seek;
+    // `--lockstep` runs it unpaced and `--no-ui` in real time.
+    let speed = match args.ui.speed {
+        None if args.ui.options().is_some() && !args.lockstep => Some(1.0),
+        given => given,
+    };
+    config.lockstep = args.lockstep || args.ui.needs_lockstep() || speed.is_some();
     if !args.json {
         if config.version != env!("CARGO_PKG_VERSION") {
             eprintln!(
@@ -872,7 +883,7 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
             trace: true,
             quiet: args.json,
             ui: args.ui.options(),
-            speed: args.ui.speed,
+            speed,
             hold: args.ui.hold,
             paused: args.ui.paused,
         },

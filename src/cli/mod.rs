@@ -8,6 +8,8 @@ mod log_cmd;
 mod mesh_cmd;
 mod modes;
 mod scene_cmd;
+mod study_cmd;
+mod study_run;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -60,6 +62,8 @@ enum Command {
     Drop(scene_cmd::DropArgs),
     /// Runs any scene headless; step-time statistics and fracture events.
     Run(scene_cmd::RunArgs),
+    /// Perception studies: run one for a participant, analyse results.
+    Study(study_cmd::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -100,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Log(args) => done(log_cmd::run(args)),
         Command::Drop(args) => done(scene_cmd::drop(args, &cli)),
         Command::Run(args) => done(scene_cmd::run(args, &cli)),
+        Command::Study(args) => done(study_cmd::run(args, &cli)),
     };
     match result {
         Ok(code) => code,

@@ -15,7 +15,7 @@ use tessera::world::{
 };
 
 /// A scene file, or the name of a shipped scene (`tile-on-supports`).
-fn scene_path(scene: &str) -> anyhow::Result<PathBuf> {
+pub(super) fn scene_path(scene: &str) -> anyhow::Result<PathBuf> {
     let given = Path::new(scene);
     if given.is_file() {
         return Ok(given.to_path_buf());

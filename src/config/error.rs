@@ -32,6 +32,18 @@ pub enum ConfigError {
         /// What is wrong with the value.
         message: String,
     },
+    /// A value is out of its range, with the line that holds it.
+    #[error("{path}:{line}: {field}: {message}")]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// The line of the value (1-based), or of its table.
+        line: usize,
+        /// The field's dotted path (`design.staircase[0].steps`).
+        field: String,
+        /// What is wrong with the value.
+        message: String,
+    },
     /// A name that refers to nothing the file or library defines.
     #[error("{path}: no {kind} named `{name}` (known: {known})")]
     Unknown {

@@ -196,6 +196,14 @@ impl MaterialLibrary {
             })
     }
 
+    /// Adds or replaces the material `name` (a study's level of a scene
+    /// material); it must be valid.
+    pub fn insert(&mut self, name: &str, material: Material) -> Result<(), ConfigError> {
+        material.validate(&self.path, name)?;
+        self.materials.insert(name.to_owned(), material);
+        Ok(())
+    }
+
     /// The materials' names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.materials.keys().map(String::as_str)

@@ -179,7 +179,9 @@ impl HandScript {
                     target_m,
                     lift_m,
                     speed_m_s,
-                } => path.strike(Vector3::from(*target_m), *lift_m, *speed_m_s),
+                } => {
+                    path.strike(Vector3::from(*target_m), *lift_m, *speed_m_s);
+                }
                 HandStep::Strikes {
                     target_m,
                     lift_m,
@@ -221,14 +223,35 @@ impl PathBuilder {
         let (t, p) = self.last();
         self.points.push((t + seconds, p));
     }
-    fn strike(&mut self, target: Vector3<f64>, lift: f64, speed: f64) {
+    /// Appends a strike; returns when the hand passes the target.
+    fn strike(&mut self, target: Vector3<f64>, lift: f64, speed: f64) -> f64 {
         let above = target + Vector3::z() * lift;
         let (_, p) = self.last();
         self.move_to(above, (above - p).norm() / REPOSITION_SPEED_M_S);
         self.hold(AIM_PAUSE_S);
+        let (aimed_s, _) = self.last();
         let through = target - Vector3::z() * (0.5 * lift);
         self.move_to(through, 1.5 * lift / speed);
         self.move_to(above, 1.5 * lift / REPOSITION_SPEED_M_S);
+        aimed_s + lift / speed
+    }
+}
+
+/// Where a simulated user's hand wants the handle: a scripted path
+/// ([`HandTrajectory`]) or a model that reacts to what it feels and sees
+/// (the study's model participant).
+pub trait Hand: Send {
+    /// Position (m) and velocity (m/s) the hand aims for at `t` (s).
+    fn at(&self, t: f64) -> (Vector3<f64>, Vector3<f64>);
+    /// What the hand feels at `t`: the force the handle pushes it with
+    /// (N). Called once per integration step of the arm, before
+    /// [`at`](Self::at) for the same `t`.
+    fn feel(&mut self, _t: f64, _force_on_hand_n: &Vector3<f64>) {}
+}
+
+impl Hand for HandTrajectory {
+    fn at(&self, t: f64) -> (Vector3<f64>, Vector3<f64>) {
+        HandTrajectory::at(self, t)
     }
 }
 
@@ -256,6 +279,35 @@ impl HandTrajectory {
             points.push((0.0, Vector3::zeros()));
         }
         Self { points }
+    }
+
+    /// Extends the path from its end (held until `from_s` if that is
+    /// later) with one strike of `target` at `speed_m_s`, as a script's
+    /// `strike` step; returns when the strike reaches the target and when
+    /// the path ends (s). Reserve room with [`reserve_strikes`](Self::reserve_strikes)
+    /// to extend without allocating.
+    pub fn append_strike(
+        &mut self,
+        from_s: f64,
+        target: Vector3<f64>,
+        lift_m: f64,
+        speed_m_s: f64,
+    ) -> (f64, f64) {
+        let mut path = PathBuilder {
+            points: std::mem::take(&mut self.points),
+        };
+        let (end, _) = path.last();
+        if from_s > end {
+            path.hold(from_s - end);
+        }
+        let contact_s = path.strike(target, lift_m, speed_m_s);
+        self.points = path.points;
+        (contact_s, self.duration_s())
+    }
+
+    /// Room for `strikes` more strikes.
+    pub fn reserve_strikes(&mut self, strikes: usize) {
+        self.points.reserve(5 * strikes);
     }
 
     /// When the path ends (s).

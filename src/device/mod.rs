@@ -14,7 +14,7 @@ mod sim;
 mod transport;
 
 pub use codec::{CodecError, Decoded, ReportCodec};
-pub use hand::{HandError, HandScript, HandStep, HandTrajectory};
+pub use hand::{Hand, HandError, HandScript, HandStep, HandTrajectory};
 pub use hid::{
     present_devices, HidApiConnector, HidApiTransport, HidCounters, HidDriver, HidTiming,
     NotOpened, PresentDevice,

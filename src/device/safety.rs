@@ -31,6 +31,11 @@ pub struct SafetySettings {
     pub watchdog_s: f64,
     /// Output only while this button is held.
     pub deadman_button: Option<u8>,
+    /// `false`: never any force (a study's condition without force
+    /// feedback): the device is still read and moves the proxy, and the
+    /// output is [`SafetyFilter::free`] — no wrench, or an admittance
+    /// device's goal moving with the handle.
+    pub force_output: bool,
 }
 
 impl SafetySettings {
@@ -45,6 +50,7 @@ impl SafetySettings {
             goal_acceleration_m_s2: spec.max_velocity_m_s / 0.05,
             watchdog_s: 0.02,
             deadman_button: None,
+            force_output: true,
         }
     }
 }
@@ -247,6 +253,28 @@ impl SafetyFilter {
         }
     }
 
+    /// The command that exerts no force on a moving handle: no wrench, or
+    /// an admittance device's goal moving with the handle (its controller
+    /// then pushes neither way), where [`zero`](Self::zero) brakes it.
+    pub fn free(&self, state: &DeviceState) -> DeviceCommand {
+        match (self.spec.control, self.zero(state)) {
+            (
+                ControlMode::Admittance,
+                DeviceCommand::Goal {
+                    position_m,
+                    orientation,
+                    ..
+                },
+            ) => DeviceCommand::Goal {
+                position_m,
+                orientation,
+                velocity_m_s: finite_or_zero(&state.velocity_m_s),
+                angular_velocity_rad_s: Vector3::zeros(),
+            },
+            (_, zero) => zero,
+        }
+    }
+
     /// The command to send for `requested`, given the device's `state` at
     /// time `now_s`. The output is finite, within the spec and within the
     /// slew limit of the previous output.
@@ -293,6 +321,9 @@ impl SafetyFilter {
         }
         if self.latched.is_some() {
             return zero;
+        }
+        if !self.settings.force_output {
+            return self.free(state);
         }
         if let Some(button) = self.settings.deadman_button {
             let held = button < 32 && state.buttons & (1 << button) != 0;

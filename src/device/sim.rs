@@ -8,7 +8,7 @@
 //! Translation only: the handle's orientation stays the identity and
 //! torques are ignored (the tile and plate tasks need a ball, not a tool).
 
-use super::hand::HandTrajectory;
+use super::hand::{Hand, HandTrajectory};
 use super::{
     ControlMode, Device, DeviceCommand, DeviceError, DeviceProfile, DeviceSpec, DeviceState,
 };
@@ -61,12 +61,13 @@ pub fn sim_arm_spec() -> DeviceSpec {
     sim_arm_profile().spec
 }
 
-/// A simulated arm with a scripted hand.
+/// A simulated arm held by a hand: a scripted path by default, or any
+/// [`Hand`] (the study's model participant).
 #[derive(Debug, Clone)]
-pub struct SimulatedArm {
+pub struct SimulatedArm<H: Hand = HandTrajectory> {
     spec: DeviceSpec,
     model: ArmModel,
-    hand: HandTrajectory,
+    hand: H,
     time_s: f64,
     position_m: Vector3<f64>,
     velocity_m_s: Vector3<f64>,
@@ -75,9 +76,9 @@ pub struct SimulatedArm {
     sequence: u32,
 }
 
-impl SimulatedArm {
+impl<H: Hand> SimulatedArm<H> {
     /// The arm starts at rest where the hand starts.
-    pub fn new(spec: DeviceSpec, model: ArmModel, hand: HandTrajectory) -> Self {
+    pub fn new(spec: DeviceSpec, model: ArmModel, hand: H) -> Self {
         let (start, _) = hand.at(0.0);
         let position = spec.workspace.clamp(&start);
         Self {
@@ -106,8 +107,8 @@ impl SimulatedArm {
         self.hand.at(t).0
     }
 
-    /// The hand's trajectory.
-    pub fn hand(&self) -> &HandTrajectory {
+    /// The hand.
+    pub fn hand(&self) -> &H {
         &self.hand
     }
 
@@ -124,6 +125,8 @@ impl SimulatedArm {
         while remaining > 1e-12 {
             let h = remaining.min(m.substep_s);
             let t = self.time_s + h;
+            // The hand feels the handle's reaction to its last push.
+            self.hand.feel(t, &-self.user_force_n);
             let (hand_p, hand_v) = self.hand.at(t);
             let hand_force = (hand_p - self.position_m) * m.hand_stiffness_n_m
                 + (hand_v - self.velocity_m_s) * m.hand_damping_n_s_m;
@@ -163,7 +166,7 @@ impl SimulatedArm {
     }
 }
 
-impl Device for SimulatedArm {
+impl<H: Hand> Device for SimulatedArm<H> {
     fn spec(&self) -> &DeviceSpec {
         &self.spec
     }

@@ -16,6 +16,7 @@ mod simulation;
 mod stats;
 mod sync;
 mod view;
+mod watch;
 
 pub use controls::{Answer, ControlError, SessionControls, SPEED_RANGE};
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
@@ -35,3 +36,4 @@ pub use view::{
     BodyPose, BodyView, ContactView, FractureView, SignalSample, ViewFeed, ViewFrame, ViewSession,
     ViewStats, SIGNAL_EVERY_TICKS,
 };
+pub use watch::{BodyWatch, STRIKE_SPEED_M_S};

@@ -12,6 +12,7 @@ use super::simulation::Simulation;
 use super::stats::{LoopStats, SyncStats};
 use super::sync::Exchange;
 use super::view::{ViewFeed, ViewPublisher, ViewSession};
+use super::watch::{BodyWatch, WatchWriter};
 use crate::config::{HapticSpec, ScalingFactors};
 use crate::device::{Device, HandTrajectory, Safety, SafetySettings};
 use crate::session::RecorderHandle;
@@ -236,6 +237,8 @@ pub struct ServeInputs {
     /// A viewer's pause, steps, pace, seeks and restarts; honoured in
     /// lockstep with a scripted hand only (never with a hand in the loop).
     pub controls: Option<Arc<SessionControls>>,
+    /// Bodies whose strikes and breaks a study follows.
+    pub watch: Option<Arc<BodyWatch>>,
 }
 
 /// How often the calling thread looks for notices while a session runs.
@@ -331,6 +334,7 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
         on_notice: _,
         view,
         controls,
+        watch,
     } = inputs;
     // No one holds the arm: a scripted hand on a virtual clock.
     let controllable = options.lockstep && hand.is_some();
@@ -385,6 +389,7 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
     );
     simulation.recorder = recorder.clone();
     simulation.log_scene = recorder.clone().map(LogScene::new);
+    simulation.watch = watch.map(WatchWriter::new);
     if let Some(feed) = &view {
         feed.set_session(ViewSession {
             mode: if options.lockstep {

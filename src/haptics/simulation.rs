@@ -6,6 +6,7 @@
 use super::log_scene::LogScene;
 use super::sync::{Exchange, SyncDown, SyncUp};
 use super::view::ViewPublisher;
+use super::watch::WatchWriter;
 use crate::session::{Event, RecorderHandle};
 use crate::world::{Adoption, BodyId, Counters, Extraction, FractureEvent, StepInputs, World};
 use std::time::Duration;
@@ -34,6 +35,8 @@ pub(super) struct Simulation {
     pub view: Option<ViewPublisher>,
     /// The session log's 3D channels.
     pub log_scene: Option<LogScene>,
+    /// A study's watched bodies.
+    pub watch: Option<WatchWriter>,
 }
 
 /// The longest global step taken after late syncs, in sync periods.
@@ -67,6 +70,7 @@ impl Simulation {
             recorder: None,
             view: None,
             log_scene: None,
+            watch: None,
         }
     }
 
@@ -119,6 +123,15 @@ impl Simulation {
         }
         if let Some(log_scene) = &mut self.log_scene {
             log_scene.record(&self.world, time_s, up.tick);
+        }
+        if let Some(watch) = &mut self.watch {
+            watch.observe(
+                &self.world,
+                self.extraction.proxy,
+                &up.report.contacts,
+                new_events,
+                up.tick,
+            );
         }
         down.fractures = new_events.len() as u32;
         down.tick = up.tick;

@@ -1,0 +1,34 @@
+//! Perception studies: trial lists, adaptive procedures and the statistics
+//! of a 2-AFC study (Glondu 2012 §5.2). The study file's schema is
+//! [`crate::config::Study`].
+//!
+//! * [`design`]: constant-stimuli trial lists from a seed.
+//! * [`staircase`]: transformed up-down staircases (Levitt 1971,
+//!   Kaernbach 1991), interleaved.
+//! * [`quest`]: QUEST (Watson & Pelli 1983).
+//! * [`adaptive`]: staircases and QUEST runs interleaved at random.
+//! * [`participant`]: the model participant, a closed-loop simulated hand.
+//! * [`stats`]: the binomial, Wilcoxon signed-rank and Friedman tests, as
+//!   scipy computes them.
+//! * [`record`]: the rows of `trials.csv` and `questionnaire.csv`.
+//! * [`analysis`]: the tables and tests of §5.2.3 from those rows.
+//! * [`psychometric`]: maximum-likelihood psychometric functions with
+//!   bootstrap intervals (Palamedes' approach).
+
+pub mod adaptive;
+pub mod analysis;
+pub mod design;
+pub mod participant;
+pub mod psychometric;
+pub mod quest;
+pub mod record;
+pub mod staircase;
+pub mod stats;
+
+pub use adaptive::{Interleaved, Procedure};
+pub use design::{constant_stimuli, session_seed, test_side, PairTrial, Side};
+pub use participant::{ModelAnswer, ModelHand, ModelParams};
+pub use psychometric::{Block, Fit, FitOptions, Shape};
+pub use quest::Quest;
+pub use record::{QuestionnaireRecord, TrialRecord};
+pub use staircase::{StairTrial, Staircase};

@@ -1,0 +1,340 @@
+//! The model participant (`study run --model scripted[:PARAMS]`): a
+//! simulated person who uses the strategy Glondu 2012 §5.2.4 reports —
+//! place the ball above the centre of one plate, strike it with a small
+//! speed, strike harder and harder until it breaks, do the same with the
+//! other plate, and answer the plate that broke with less effort.
+//!
+//! It is the [`Hand`] of the simulated arm, so it runs closed-loop inside
+//! the session: it feels the force the handle pushes it with, sees a plate
+//! break (a reaction time after the break), and decides its next strike
+//! from that. The remembered effort of the breaking strike is the peak
+//! felt force with force feedback, the strike speed without (the cue
+//! §5.2.2 says participants had then). Memory is noisy: each remembered
+//! effort is multiplied by 1 + σ·N(0, 1) with σ = weber / (√2 · z₀.₇₅), so
+//! that two efforts a Weber fraction apart are told apart 75 % of the time
+//! in 2-AFC; and with probability `lapse` the answer is a coin toss.
+//!
+//! The defaults: `weber = 0.07`, the just-noticeable difference of force
+//! magnitude (Jones 1989; Pang, Tan & Durlach 1991 report 5–10 %), used for
+//! speed too; `lapse = 0.02` (Wichmann & Hill 2001 fit lapse rates of a few
+//! per cent). With the shipped levels (R_c × 0.6, 0.8, 1.0) the break
+//! efforts differ by more than that, and the model's errors come mostly
+//! from the coarseness of its speed steps (`step = 1.15`: a plate breaks at
+//! the first speed of the ladder above its threshold), as a person's do.
+
+use crate::device::{Hand, HandTrajectory};
+use crate::haptics::BodyWatch;
+use nalgebra::Vector3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+/// The model participant's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ModelParams {
+    /// Weber fraction of the remembered effort.
+    pub weber: f64,
+    /// Probability of a random answer.
+    pub lapse: f64,
+    /// Speed of the first strike (m/s).
+    pub start_speed_m_s: f64,
+    /// Each strike is this many times faster than the last.
+    pub step: f64,
+    /// The fastest strike tried (m/s); a plate that does not break by then
+    /// counts as the stronger.
+    pub max_speed_m_s: f64,
+    /// Height above the plate a strike starts from (m).
+    pub lift_m: f64,
+    /// From a break to the participant seeing it (s).
+    pub reaction_s: f64,
+}
+
+impl Default for ModelParams {
+    fn default() -> Self {
+        Self {
+            weber: 0.07,
+            lapse: 0.02,
+            start_speed_m_s: 0.2,
+            step: 1.15,
+            max_speed_m_s: 1.8,
+            lift_m: 0.05,
+            reaction_s: 0.2,
+        }
+    }
+}
+
+impl ModelParams {
+    /// Parses `scripted` or `scripted:weber=0.1,lapse=0.05,...`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+        if name != "scripted" {
+            return Err(format!("unknown model `{name}` (known: scripted)"));
+        }
+        let mut p = Self::default();
+        for item in rest.split(',').filter(|s| !s.is_empty()) {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("`{item}`: give KEY=VALUE"))?;
+            let value: f64 = value
+                .parse()
+                .map_err(|_| format!("{key}: `{value}` is not a number"))?;
+            let (slot, range): (&mut f64, std::ops::RangeInclusive<f64>) = match key {
+                "weber" => (&mut p.weber, 0.0..=2.0),
+                "lapse" => (&mut p.lapse, 0.0..=1.0),
+                "start_speed" => (&mut p.start_speed_m_s, 0.01..=2.0),
+                "step" => (&mut p.step, 1.01..=3.0),
+                "max_speed" => (&mut p.max_speed_m_s, 0.05..=2.0),
+                "lift" => (&mut p.lift_m, 0.005..=0.2),
+                "reaction" => (&mut p.reaction_s, 0.05..=2.0),
+                _ => {
+                    return Err(format!(
+                        "unknown parameter `{key}` (known: weber, lapse, start_speed, step, max_speed, lift, reaction)"
+                    ))
+                }
+            };
+            if !range.contains(&value) {
+                return Err(format!("{key} = {value} is outside {range:?}"));
+            }
+            *slot = value;
+        }
+        if p.start_speed_m_s > p.max_speed_m_s {
+            return Err("start_speed must not exceed max_speed".into());
+        }
+        Ok(p)
+    }
+
+    /// Strikes a plate gets at most.
+    pub fn max_strikes(&self) -> usize {
+        ((self.max_speed_m_s / self.start_speed_m_s).ln() / self.step.ln()).floor() as usize + 1
+    }
+}
+
+/// The model's answer, written once by the haptic thread.
+#[derive(Debug, Default)]
+pub struct ModelAnswer {
+    /// 0 none yet, 1 left, 2 right.
+    side: AtomicU8,
+    /// Session time of the answer (µs).
+    time_us: AtomicU64,
+}
+
+impl ModelAnswer {
+    /// The side (0 left, 1 right) and the session time of the answer (s).
+    pub fn get(&self) -> Option<(usize, f64)> {
+        match self.side.load(Ordering::Acquire) {
+            0 => None,
+            s => Some((
+                usize::from(s - 1),
+                self.time_us.load(Ordering::Acquire) as f64 * 1e-6,
+            )),
+        }
+    }
+}
+
+/// What the model is doing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    /// Striking plate `order[k]` at `speed`; the strike's path ends at
+    /// `until_s`.
+    Striking {
+        k: usize,
+        speed_m_s: f64,
+        until_s: f64,
+    },
+    /// Answered.
+    Done,
+}
+
+/// The model participant as the simulated arm's hand.
+#[derive(Debug)]
+pub struct ModelHand {
+    params: ModelParams,
+    force_feedback: bool,
+    /// Where the ball touches each plate's centre (device frame, m).
+    targets: [Vector3<f64>; 2],
+    /// The plates in the order struck.
+    order: [usize; 2],
+    watch: Arc<BodyWatch>,
+    tick_s: f64,
+    path: HandTrajectory,
+    phase: Phase,
+    /// Peak felt force of the current strike (N).
+    peak_force_n: f64,
+    /// Remembered effort per plate; `INFINITY` for one that never broke.
+    effort: [Option<f64>; 2],
+    rng: ChaCha8Rng,
+    answer: Arc<ModelAnswer>,
+    stop: Arc<AtomicBool>,
+}
+
+/// Seconds the hand holds still at the start (the safety layer's ramp).
+const SETTLE_S: f64 = 1.2;
+
+impl ModelHand {
+    /// A participant who starts at `start` (device frame), strikes
+    /// `targets` (left, right), reads breaks from `watch` (ticks of
+    /// `tick_s`), answers into `answer` and then sets `stop`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        params: ModelParams,
+        force_feedback: bool,
+        start: Vector3<f64>,
+        targets: [Vector3<f64>; 2],
+        watch: Arc<BodyWatch>,
+        tick_s: f64,
+        seed: u64,
+        answer: Arc<ModelAnswer>,
+        stop: Arc<AtomicBool>,
+    ) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let order = if rng.random::<bool>() { [0, 1] } else { [1, 0] };
+        let mut path = HandTrajectory::from_samples([(0.0, start), (SETTLE_S, start)]);
+        path.reserve_strikes(2 * params.max_strikes() + 2);
+        let (_, until_s) = path.append_strike(
+            SETTLE_S,
+            targets[order[0]],
+            params.lift_m,
+            params.start_speed_m_s,
+        );
+        Self {
+            params,
+            force_feedback,
+            targets,
+            order,
+            watch,
+            tick_s,
+            path,
+            phase: Phase::Striking {
+                k: 0,
+                speed_m_s: params.start_speed_m_s,
+                until_s,
+            },
+            peak_force_n: 0.0,
+            effort: [None; 2],
+            rng,
+            answer,
+            stop,
+        }
+    }
+
+    fn broken_seen(&self, plate: usize, t: f64) -> bool {
+        self.watch
+            .broken_at_tick(plate)
+            .is_some_and(|tick| tick as f64 * self.tick_s + self.params.reaction_s <= t)
+    }
+
+    /// A standard normal sample (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let u1: f64 = 1.0 - self.rng.random::<f64>();
+        let u2: f64 = self.rng.random::<f64>();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+
+    fn remember(&mut self, true_effort: f64) -> f64 {
+        // z₀.₇₅ = 0.6745: a Weber-fraction difference is 75 % correct.
+        let sigma = self.params.weber / (std::f64::consts::SQRT_2 * 0.674_489_750_196_081_7);
+        true_effort * (1.0 + sigma * self.normal()).max(0.0)
+    }
+
+    fn decide(&mut self, t: f64) {
+        let lapse = self.rng.random::<f64>() < self.params.lapse;
+        let coin = self.rng.random::<bool>();
+        let side = match (self.effort[0], self.effort[1]) {
+            _ if lapse => usize::from(coin),
+            (Some(l), Some(r)) if l < r => 0,
+            (Some(l), Some(r)) if r < l => 1,
+            (Some(_), None) => 0,
+            (None, Some(_)) => 1,
+            _ => usize::from(coin),
+        };
+        self.answer
+            .time_us
+            .store((t * 1e6).round() as u64, Ordering::Release);
+        self.answer.side.store(side as u8 + 1, Ordering::Release);
+        self.stop.store(true, Ordering::Release);
+        self.phase = Phase::Done;
+    }
+}
+
+impl Hand for ModelHand {
+    fn at(&self, t: f64) -> (Vector3<f64>, Vector3<f64>) {
+        self.path.at(t)
+    }
+
+    fn feel(&mut self, t: f64, force_on_hand_n: &Vector3<f64>) {
+        let Phase::Striking {
+            k,
+            speed_m_s,
+            until_s,
+        } = self.phase
+        else {
+            return;
+        };
+        self.peak_force_n = self.peak_force_n.max(force_on_hand_n.norm());
+        if t < until_s {
+            return;
+        }
+        let plate = self.order[k];
+        let broke = self.broken_seen(plate, t);
+        let faster = speed_m_s * self.params.step;
+        if !broke && faster <= self.params.max_speed_m_s {
+            let (_, until_s) =
+                self.path
+                    .append_strike(t, self.targets[plate], self.params.lift_m, faster);
+            self.phase = Phase::Striking {
+                k,
+                speed_m_s: faster,
+                until_s,
+            };
+            self.peak_force_n = 0.0;
+            return;
+        }
+        self.effort[plate] = if broke {
+            let felt = if self.force_feedback {
+                self.peak_force_n
+            } else {
+                speed_m_s
+            };
+            Some(self.remember(felt))
+        } else {
+            None
+        };
+        if k == 0 {
+            let next = self.order[1];
+            let start = self.params.start_speed_m_s;
+            let (_, until_s) =
+                self.path
+                    .append_strike(t, self.targets[next], self.params.lift_m, start);
+            self.phase = Phase::Striking {
+                k: 1,
+                speed_m_s: start,
+                until_s,
+            };
+            self.peak_force_n = 0.0;
+        } else {
+            self.decide(t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_parse_and_are_checked() {
+        let p = ModelParams::parse("scripted:weber=0,lapse=0").unwrap();
+        assert_eq!((p.weber, p.lapse), (0.0, 0.0));
+        assert!(ModelParams::parse("scripted:lapse=2")
+            .unwrap_err()
+            .contains("lapse"));
+        assert!(ModelParams::parse("oracle")
+            .unwrap_err()
+            .contains("unknown model"));
+        assert!(ModelParams::parse("scripted:speed=1")
+            .unwrap_err()
+            .contains("unknown parameter"));
+        assert_eq!(ModelParams::default().max_strikes(), 16);
+    }
+}
