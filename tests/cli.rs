@@ -169,6 +169,9 @@ fn errors_are_clear_and_exit_nonzero() {
             "need the simulated arm",
         ),
         (vec!["demo", "--hold", "--no-ui"], "cannot be used with"),
+        // A bare --ui is the viewer at its default address.
+        (vec!["demo", "--ui", "--no-ui"], "cannot be used with"),
+        (vec!["demo", "--ui", "somewhere"], "invalid socket address"),
     ] {
         let out = tessera(&args, dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);

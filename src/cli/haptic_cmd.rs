@@ -48,10 +48,11 @@ pub const EXIT_DIFFERS: u8 = 3;
 /// The viewer's options, shared by `serve`, `demo` and `replay`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct UiArgs {
-    /// Serve the viewer at ADDR:PORT (port 0: a free one). Default
-    /// 127.0.0.1:7878, or a free port if that one is taken.
-    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "no_ui")]
-    pub ui: Option<SocketAddr>,
+    /// Serve the viewer (on by default) at ADDR:PORT (port 0: a free
+    /// one). Default, and for a bare `--ui`: 127.0.0.1:7878, or a free port
+    /// if that one is taken.
+    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, conflicts_with = "no_ui")]
+    pub ui: Option<Option<SocketAddr>>,
     /// Do not start the viewer.
     #[arg(long)]
     pub no_ui: bool,
@@ -87,7 +88,7 @@ fn speed_factor(text: &str) -> Result<f64, String> {
 impl UiArgs {
     fn options(&self) -> Option<ViewerOptions> {
         (!self.no_ui).then_some(ViewerOptions {
-            addr: self.ui,
+            addr: self.ui.flatten(),
             public: self.ui_public,
         })
     }
