@@ -1,6 +1,6 @@
 //! What a study needs to know of a trial while it runs: for each watched
 //! body (the two plates), how many times the proxy struck it and the tick
-//! it broke at (came apart in two pieces or more). The simulation thread writes it at each synchronisation,
+//! it broke at (its first crack). The simulation thread writes it at each synchronisation,
 //! before it answers the haptic thread, so that in lockstep whatever reads
 //! it after that synchronisation's tick sees the same values every run.
 
@@ -107,9 +107,12 @@ impl WatchWriter {
             }
             *touching = struck;
         }
-        // A break is a fracture that splits the body: a crack that leaves
-        // it in one piece is not what a participant sees as broken.
-        for event in events.iter().filter(|e| e.fragments.len() >= 2) {
+        // A break is the first crack, split or not: a participant sees it
+        // (the viewer draws crack surfaces), and R_c, the weakness a study
+        // varies, sets when cracks start (Glondu 2012 §5.2.2: "the amount
+        // of deformation the body can undergo before it begins to
+        // fracture"); whether a crack splits the plate depends on G_c.
+        for event in events {
             if let Some(i) = w.index_of(&event.name) {
                 let _ = w.broken_at_tick[i].compare_exchange(
                     u64::MAX,

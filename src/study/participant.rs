@@ -17,10 +17,10 @@
 //! The defaults: `weber = 0.07`, the just-noticeable difference of force
 //! magnitude (Jones 1989; Pang, Tan & Durlach 1991 report 5–10 %), used for
 //! speed too; `lapse = 0.02` (Wichmann & Hill 2001 fit lapse rates of a few
-//! per cent). With the shipped levels (R_c × 0.6, 0.8, 1.0) the break
-//! efforts differ by more than that, and the model's errors come mostly
-//! from the coarseness of its speed steps (`step = 1.15`: a plate breaks at
-//! the first speed of the ladder above its threshold), as a person's do.
+//! per cent). Strikes start at 0.4 m/s and grow by 5 % (`step = 1.05`): a
+//! plate breaks at the first speed of the ladder above its threshold, so
+//! the ladder's resolution is finer than the Weber fraction and the noise,
+//! not the steps, makes the errors.
 
 use crate::device::{Hand, HandTrajectory};
 use crate::haptics::BodyWatch;
@@ -55,8 +55,8 @@ impl Default for ModelParams {
         Self {
             weber: 0.07,
             lapse: 0.02,
-            start_speed_m_s: 0.2,
-            step: 1.15,
+            start_speed_m_s: 0.4,
+            step: 1.05,
             max_speed_m_s: 1.8,
             lift_m: 0.05,
             reaction_s: 0.2,
@@ -335,6 +335,6 @@ mod tests {
         assert!(ModelParams::parse("scripted:speed=1")
             .unwrap_err()
             .contains("unknown parameter"));
-        assert_eq!(ModelParams::default().max_strikes(), 16);
+        assert_eq!(ModelParams::default().max_strikes(), 31);
     }
 }

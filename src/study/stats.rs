@@ -184,7 +184,8 @@ pub fn wilcoxon_signed_rank(x: &[f64], y: &[f64]) -> Result<SignedRank, StatsErr
         }
     };
     Ok(SignedRank {
-        statistic: r_plus.min(r_minus),
+        // + 0.0: an empty sum is −0.0, which prints as "-0".
+        statistic: r_plus.min(r_minus) + 0.0,
         p_value,
         method,
         pairs_used: n,
