@@ -3,18 +3,10 @@
 //! panic. One test per row of the safety audit (issue "Safe with a real
 //! arm, bounded on any input").
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn tessera_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .current_dir(dir)
-        .env("TESSERA_CACHE_DIR", dir.join("cache"))
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run tessera")
-}
+use common::tessera_in;
+use std::path::Path;
 
 /// Runs `args`, expects failure with status 1 or 2 (clap's usage errors)
 /// and `want` in the error, and no panic.

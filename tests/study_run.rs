@@ -1,17 +1,13 @@
 //! `tessera study run` with the model participant in lockstep, and
 //! `tessera study analyze` on what it wrote.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn tessera(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .current_dir(dir)
-        .env("TESSERA_CACHE_DIR", dir.join("cache"))
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run tessera")
+    common::tessera_in(dir, args)
 }
 
 fn ok(out: &Output) {

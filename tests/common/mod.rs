@@ -3,6 +3,17 @@
 
 use tessera::config::{Material, MaterialLibrary};
 
+/// Runs the `tessera` binary in `dir` with its modal cache there.
+pub fn tessera_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .current_dir(dir)
+        .env("TESSERA_CACHE_DIR", dir.join("cache"))
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run tessera")
+}
+
 pub fn material(name: &str) -> Material {
     MaterialLibrary::builtin()
         .get(name)
