@@ -65,6 +65,7 @@ fn every_shipped_scene_parses() {
             "cube-pile",
             "cube-push",
             "plates-on-shelf",
+            "plates-study",
             "tile-on-supports",
             "tile-strike"
         ]
