@@ -85,12 +85,39 @@ fn the_same_seed_gives_the_same_csv_and_analyze_reads_it() {
             "{row:?}"
         );
     }
-    // Analysis of both: JSON with the documented fields.
+    // Analysis of both: JSON with the documented fields, and figures.
     let out = tessera(
-        &["study", "analyze", "results", "--json", "--bootstrap", "50"],
+        &[
+            "study",
+            "analyze",
+            "results",
+            "--json",
+            "--bootstrap",
+            "50",
+            "--plots",
+            "figures",
+        ],
         dir.path(),
     );
     ok(&out);
+    let figures = dir.path().join("figures");
+    let pairs = std::fs::read_to_string(figures.join("pairs.svg")).unwrap();
+    assert!(pairs.starts_with("<svg"), "{pairs}");
+    for label in [
+        "w1 vs w2",
+        "w1 vs w3",
+        "w2 vs w3",
+        "force-feedback",
+        "no-force-feedback",
+    ] {
+        assert!(pairs.contains(label), "pairs.svg names {label}");
+    }
+    for condition in ["force-feedback", "no-force-feedback"] {
+        let curve =
+            std::fs::read_to_string(figures.join(format!("psychometric-{condition}.svg"))).unwrap();
+        // One circle per difference shown (0.2 and 0.4), and the legend's.
+        assert_eq!(curve.matches("<circle").count(), 3, "{condition}");
+    }
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let conditions = json["conditions"].as_array().unwrap();
     assert_eq!(conditions.len(), 2);
@@ -218,7 +245,268 @@ fn bad_runs_are_refused_with_reasons() {
         String::from_utf8_lossy(&out.stderr).contains("plate-weakness"),
         "lists the shipped studies"
     );
+    // A person's run needs its device before the first trial.
+    let out = tessera(
+        &[
+            "study",
+            "run",
+            "plate-weakness",
+            "--participant",
+            "x",
+            "--device",
+            "hid:tessera-arm",
+        ],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be opened"));
+    for (device, extra, expected) in [
+        ("hid:tessera-arm", "--model", "drives the simulated arm"),
+        ("hid:tessera-arm", "--hand", "scripts the simulated arm"),
+        ("usb", "--no-ui", "expected `sim` or `hid:PROFILE`"),
+    ] {
+        let mut args = vec![
+            "study",
+            "run",
+            "plate-weakness",
+            "--participant",
+            "x",
+            "--device",
+            device,
+            extra,
+        ];
+        match extra {
+            "--model" => args.push("scripted"),
+            "--hand" => args.push("configs/hands/plates-strikes.toml"),
+            _ => {}
+        }
+        let out = tessera(&args, dir.path());
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
     let out = tessera(&["study", "analyze", "nowhere"], dir.path());
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nowhere"));
+}
+
+/// A study for a person's run: levels w1 and w3, one repetition (two
+/// trials), force feedback only, a break after every trial.
+fn person_study(dir: &Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(small_study(dir, 1))
+        .unwrap()
+        .replace("levels = [0.6, 0.8, 1.0]", "levels = [0.6, 1.0]")
+        .replace(
+            "[[conditions]]\nname = \"no-force-feedback\"\nforce_feedback = false\n",
+            "",
+        )
+        .replace(
+            "name = \"plate-weakness\"",
+            "name = \"plate-weakness\"\nbreak_every = 1",
+        );
+    assert!(text.contains("break_every = 1") && !text.contains("no-force-feedback"));
+    let path = dir.join("person.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Spawns `tessera` with piped stdin and stderr, killed after ten minutes
+/// if it hangs.
+fn spawn_person_run(dir: &Path, args: &[&str], stdin: std::process::Stdio) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .current_dir(dir)
+        .env("TESSERA_CACHE_DIR", dir.join("cache"))
+        .stdin(stdin)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(600));
+        let _ = Command::new("kill").args(["-9", &pid]).status();
+    });
+    child
+}
+
+fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .map(|h| (*h).to_owned())
+                .zip(l.split(',').map(str::to_owned))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_person_answers_aborts_takes_breaks_and_fills_the_questionnaire_in_the_terminal() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let study = person_study(dir.path());
+    let args = [
+        "study",
+        "run",
+        study.to_str().unwrap(),
+        "--participant",
+        "h1",
+        "--no-ui",
+    ];
+    let mut child = spawn_person_run(dir.path(), &args, std::process::Stdio::piped());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    // Abort the first trial, then left, then right; in the questionnaire
+    // a mark out of range (asked again), then 2, 5, a strategy, and Enter.
+    let mut keys = ["x", "f", "J"].into_iter();
+    let mut questionnaire = ["7", "2", "5", "struck each harder, compared", ""].into_iter();
+    let mut in_questionnaire = false;
+    let mut seen = Vec::new();
+    let mut byte = [0u8];
+    while stderr.read(&mut byte).unwrap() == 1 {
+        seen.push(byte[0]);
+        let text = String::from_utf8_lossy(&seen);
+        let reply = if text.ends_with("to begin.\n") || text.ends_with("to go on.\n") {
+            Some("")
+        } else if text.ends_with("abort the trial.\n") {
+            keys.next()
+        } else if text.ends_with("Enter skips a question.\n") {
+            in_questionnaire = true;
+            None
+        } else if in_questionnaire && text.ends_with("? ") {
+            questionnaire.next()
+        } else {
+            None
+        };
+        if let Some(line) = reply {
+            writeln!(stdin, "{line}").unwrap();
+        }
+    }
+    let status = child.wait().unwrap();
+    let seen = String::from_utf8_lossy(&seen);
+    assert!(status.success(), "{seen}");
+    assert_eq!(
+        seen.matches("Break.").count(),
+        1,
+        "after trial 1 of 2: {seen}"
+    );
+    assert!(seen.contains("type a whole number from 0 to 5"), "{seen}");
+    let results = dir.path().join("results/h1");
+    let trials = csv_rows(&results.join("trials.csv"));
+    assert_eq!(trials.len(), 2, "{seen}");
+    for (row, (side, aborted)) in trials.iter().zip([("left", "1"), ("right", "0")]) {
+        assert_eq!(row["chosen_side"], side);
+        assert_eq!(row["aborted"], aborted);
+        // Right when the chosen plate has the lower level (is weaker).
+        let (left, right): (u32, u32) = (
+            row["left_level"].parse().unwrap(),
+            row["right_level"].parse().unwrap(),
+        );
+        let weaker = if left < right { "left" } else { "right" };
+        assert_eq!(row["correct"], if side == weaker { "1" } else { "0" });
+    }
+    assert!(results.join("logs/session1-trial1-aborted1.mcap").is_file());
+    assert!(results.join("logs/session1-trial1.mcap").is_file());
+    let answers = std::fs::read_to_string(results.join("questionnaire.csv")).unwrap();
+    assert_eq!(
+        answers.lines().nth(1),
+        Some("h1,1,force-feedback,2,5,\"struck each harder, compared\","),
+        "{answers}"
+    );
+}
+
+#[test]
+fn a_participant_answers_in_the_viewer_and_sees_the_prompts() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let study = person_study(dir.path());
+    let text = std::fs::read_to_string(&study)
+        .unwrap()
+        .replace("break_every = 1", "break_every = 0");
+    std::fs::write(&study, text).unwrap();
+    let args = [
+        "study",
+        "run",
+        study.to_str().unwrap(),
+        "--participant",
+        "v1",
+        "--ui",
+        "127.0.0.1:0",
+    ];
+    // No terminal input: the viewer is the only way to answer.
+    let mut child = spawn_person_run(dir.path(), &args, std::process::Stdio::null());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "no viewer URL");
+        if let Some(url) = line.trim().strip_prefix("viewer: http://") {
+            break url.trim_end_matches('/').to_owned();
+        }
+    };
+    let printed = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+        rest
+    });
+    let (mut socket, _) = tungstenite::connect(format!("ws://{addr}/ws")).unwrap();
+    let mut prompts = Vec::new();
+    let mut echoed = 0;
+    loop {
+        let message = match socket.read() {
+            Ok(tungstenite::Message::Text(text)) => text,
+            Ok(_) => continue,
+            Err(_) => break,
+        };
+        let message: serde_json::Value = serde_json::from_str(&message).unwrap();
+        match message["type"].as_str() {
+            Some("prompt") => {
+                let text = message["text"].as_str().unwrap().to_owned();
+                let key = if text.contains("to begin") {
+                    Some(" ")
+                } else if text.starts_with("Trial") {
+                    Some("j")
+                } else {
+                    None
+                };
+                prompts.push(text.clone());
+                if let Some(key) = key {
+                    let answer = serde_json::json!({"type": "answer", "key": key});
+                    socket
+                        .send(tungstenite::Message::text(answer.to_string()))
+                        .unwrap();
+                }
+                if text.contains("The study is over") {
+                    break;
+                }
+            }
+            Some("answer") => echoed += 1,
+            _ => {}
+        }
+    }
+    drop(socket);
+    let status = child.wait().unwrap();
+    let printed = printed.join().unwrap();
+    assert!(status.success(), "{printed}");
+    assert!(
+        prompts[0].contains("Two plates lie before you"),
+        "{prompts:?}"
+    );
+    assert!(
+        prompts.iter().any(|p| p.starts_with("Trial 2 of 2")),
+        "{prompts:?}"
+    );
+    assert_eq!(echoed, 3, "the start and two answers were taken");
+    let trials = csv_rows(&dir.path().join("results/v1/trials.csv"));
+    assert_eq!(trials.len(), 2);
+    assert!(trials.iter().all(|r| r["chosen_side"] == "right"));
+    assert!(
+        printed.contains("questionnaire of session 1 skipped"),
+        "{printed}"
+    );
 }

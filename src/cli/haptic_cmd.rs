@@ -34,7 +34,7 @@ const DEMO_SCENE: &str = "tile-strike";
 /// Where `tessera demo` writes its session log by default.
 const DEMO_LOG: &str = "tessera-demo.mcap";
 /// The hand of a simulated arm when neither the scene nor `--hand` gives one.
-const STILL_HAND: &str = "start_m = [0.0, 0.0, 0.0]";
+pub(super) const STILL_HAND: &str = "start_m = [0.0, 0.0, 0.0]";
 /// How long `serve` waits for a HID device to open before it gives up
 /// (without `--wait-for-device`).
 const DEVICE_OPEN_WAIT: Duration = Duration::from_secs(2);
@@ -580,11 +580,11 @@ fn run_once(
 }
 
 /// The device of a session and what its profile says beyond the spec.
-struct OpenedDevice {
-    device: Box<dyn Device>,
+pub(super) struct OpenedDevice {
+    pub device: Box<dyn Device>,
     /// The profile's name (selects per-device scaling factors).
-    name: String,
-    deadman_button: Option<u8>,
+    pub name: String,
+    pub deadman_button: Option<u8>,
 }
 
 fn open_device(
@@ -605,8 +605,23 @@ fn open_device(
     let Some(source) = &config.device_profile else {
         bail!("--device {}: no device profile", config.device);
     };
-    let path = Path::new(&source.path);
-    let profile = DeviceProfile::parse(&source.text, path)?;
+    open_hid(
+        Path::new(&source.path),
+        &source.text,
+        run.wait_for_device,
+        stop,
+    )
+}
+
+/// Opens the HID device of the profile at `path` (whose text is `text`);
+/// with `wait`, waits until it can be opened or `stop` is requested.
+pub(super) fn open_hid(
+    path: &Path,
+    text: &str,
+    wait: bool,
+    stop: &Stop,
+) -> anyhow::Result<OpenedDevice> {
+    let profile = DeviceProfile::parse(text, path)?;
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -625,7 +640,7 @@ fn open_device(
         path.display()
     );
     if let Err(why) = driver.wait_connected(DEVICE_OPEN_WAIT) {
-        if !run.wait_for_device {
+        if !wait {
             bail!(
                 "{what} cannot be opened: {why}. Check that it is plugged in and powered and that \
                  you may open its /dev/hidraw node (`tessera devices` lists what is present and \
@@ -655,7 +670,7 @@ fn read_hand(path: &Path) -> anyhow::Result<String> {
 }
 
 /// A profile file, or the name of a shipped profile (`tessera-arm`).
-fn profile_path(profile: &str) -> anyhow::Result<PathBuf> {
+pub(super) fn profile_path(profile: &str) -> anyhow::Result<PathBuf> {
     let given = PathBuf::from(profile);
     if given.is_file() {
         return Ok(given);

@@ -9,6 +9,7 @@ mod mesh_cmd;
 mod modes;
 mod scene_cmd;
 mod study_cmd;
+mod study_person;
 mod study_run;
 
 use anyhow::Context;

@@ -17,13 +17,14 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum StudyCommand {
-    /// Runs a study for one participant (this version: the model
-    /// participant on the simulated arm, in lockstep).
+    /// Runs a study for one participant: a person (real time; keys in the
+    /// terminal or the viewer, device buttons) or the model participant
+    /// (the simulated arm, in lockstep).
     Run(super::study_run::RunArgs),
     /// Tables and tests of a study's results: per condition the choice
     /// matrix, percentage correct per pair with binomial tests, between
     /// conditions signed-rank tests, the confidence marks' Friedman test,
-    /// staircase thresholds and a psychometric fit.
+    /// staircase thresholds and a psychometric fit; figures with --plots.
     Analyze(AnalyzeArgs),
 }
 
@@ -43,6 +44,10 @@ pub struct AnalyzeArgs {
     /// Parametric-bootstrap samples of the fit's confidence intervals.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     bootstrap: u32,
+    /// Also write the figures (SVG) here: psychometric curves with their
+    /// data, percentage correct per pair, adaptive runs' tracks.
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -128,6 +133,12 @@ fn analyze(args: &AnalyzeArgs) -> anyhow::Result<()> {
         ..FitOptions::default()
     };
     let analysis = analysis::analyse(&trials, &questionnaires, &options);
+    if let Some(dir) = &args.plots {
+        std::fs::create_dir_all(dir).with_context(|| format!("--plots {}", dir.display()))?;
+        for path in tessera::study::plots::write_figures(&analysis, &trials, dir)? {
+            eprintln!("wrote {}", path.display());
+        }
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&analysis)?);
     } else {

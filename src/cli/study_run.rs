@@ -7,29 +7,42 @@
 //! progress); `--resume` replays the rows written into the design and goes
 //! on from the next trial of the same seeded order.
 //!
-//! This version runs the model participant (`--model scripted[:PARAMS]`)
-//! with the simulated arm in lockstep.
+//! The participant is the model (`--model scripted[:PARAMS]`, the
+//! simulated arm in lockstep, as fast as it runs) or a person (real time,
+//! with a HID device or the simulated arm and a hand script): a person
+//! answers with keys in the terminal or the viewer's participant view, or
+//! with device buttons, may abort a trial (it runs again), takes the
+//! study's breaks and answers the questionnaire after each session.
 
+use super::haptic_cmd::{open_hid, profile_path, STILL_HAND};
 use super::scene_cmd::{prepare_scene, scene_path};
+use super::study_person::Person;
 use super::{material_library, Cli, Stop};
 use anyhow::{bail, Context};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tessera::assets;
 use tessera::config::{Design, MaterialLibrary, Scene, Study};
-use tessera::device::{sim_arm_spec, ArmModel, SafetySettings, SimulatedArm};
+use tessera::device::{
+    sim_arm_spec, ArmModel, Device, HandScript, HandTrajectory, SafetySettings, SimulatedArm,
+};
 use tessera::fracture::BasisWorker;
-use tessera::haptics::{serve, BodyWatch, ServeInputs, ServerOptions, HAPTIC_RATE_HZ};
+use tessera::haptics::{
+    serve, BodyWatch, ServeInputs, ServerOptions, SessionControls, ViewFeed, HAPTIC_RATE_HZ,
+};
 use tessera::session::Recorder;
 use tessera::study::{
-    constant_stimuli, session_seed, test_side, Interleaved, ModelAnswer, ModelHand, ModelParams,
-    Procedure, Quest, Side, Staircase, TrialRecord,
+    constant_stimuli, session_seed, test_side, AnswerButtons, AnswerSlot, Interleaved, KeyMap,
+    ModelHand, ModelParams, Procedure, Quest, QuestionnaireRecord, Response, Side, Staircase,
+    TrialRecord,
 };
+use tessera::ui::{Viewer, ViewerOptions};
 use tessera::world::{World, OWN_BASIS_MIN_TETS};
 
 #[derive(Debug, clap::Args)]
@@ -43,13 +56,35 @@ pub struct RunArgs {
     /// Where results go.
     #[arg(long, value_name = "DIR", default_value = "results")]
     out: PathBuf,
-    /// The device: `sim`, the simulated arm.
+    /// The device: `sim`, the simulated arm, or `hid:PROFILE` (a device
+    /// profile file or the name of a shipped one).
     #[arg(long, default_value = "sim")]
     device: String,
+    /// With a HID device: wait until it can be opened instead of failing.
+    #[arg(long)]
+    wait_for_device: bool,
     /// The model participant: `scripted` or `scripted:KEY=VALUE,...`
     /// (weber, lapse, start_speed, step, max_speed, lift, reaction).
+    /// Without it a person answers (keys in the terminal or the viewer,
+    /// device buttons), in real time.
     #[arg(long, value_name = "NAME[:PARAMS]")]
     model: Option<String>,
+    /// A person's run with `--device sim`: the simulated arm's hand script
+    /// (a pilot at the desk; default: a hand that holds still).
+    #[arg(long, value_name = "FILE", conflicts_with = "model")]
+    hand: Option<PathBuf>,
+    /// Serve the viewer at ADDR:PORT (default for a person; the
+    /// participant opens its URL with `?view=participant`). Bare: the
+    /// default address, 127.0.0.1:7878 or a free port.
+    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, conflicts_with = "no_ui")]
+    ui: Option<Option<SocketAddr>>,
+    /// Do not start the viewer.
+    #[arg(long)]
+    no_ui: bool,
+    /// Allow --ui on an address other machines can reach; clients then
+    /// need the access token printed with the URL.
+    #[arg(long)]
+    ui_public: bool,
     /// Seed of the trial order, sides and weak points (default: the
     /// study file's).
     #[arg(long)]
@@ -101,6 +136,43 @@ struct SessionSummary {
     trials: u32,
     correct: u32,
     percent_correct: f64,
+    /// The haptic loop in this invocation's real-time trials of the
+    /// session (a person's run); `None` in lockstep or if none ran.
+    haptic: Option<SessionHaptics>,
+}
+
+/// The haptic loop over a session's real-time trials.
+#[derive(Debug, Clone, Default, Serialize)]
+struct SessionHaptics {
+    /// Trials (aborted ones included) and their haptic ticks.
+    trials: u32,
+    ticks: u64,
+    /// The largest of the trials' 99th percentiles of period error (µs).
+    worst_p99_period_error_us: f64,
+    /// The largest period error of any tick (µs).
+    max_period_error_us: f64,
+    /// Ticks that started over 1 ms late.
+    late_over_1ms: u64,
+    /// Wall time from a trial's start until its haptic session starts
+    /// (s): the world is built with the trial's plates and the device
+    /// opened. No force is rendered meanwhile (the device was released at
+    /// the last trial's end).
+    setup_s_mean: f64,
+    setup_s_max: f64,
+}
+
+impl SessionHaptics {
+    fn add(&mut self, ran: &TrialRun) {
+        let h = &ran.haptic;
+        self.setup_s_mean =
+            (self.setup_s_mean * f64::from(self.trials) + ran.setup_s) / f64::from(self.trials + 1);
+        self.trials += 1;
+        self.ticks += h.ticks;
+        self.worst_p99_period_error_us = self.worst_p99_period_error_us.max(h.period_error_us.p99);
+        self.max_period_error_us = self.max_period_error_us.max(h.period_error_us.max);
+        self.late_over_1ms += h.late_over_1ms;
+        self.setup_s_max = self.setup_s_max.max(ran.setup_s);
+    }
 }
 
 fn valid_id(id: &str) -> bool {
@@ -322,17 +394,22 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             args.participant
         );
     }
-    if args.device != "sim" {
+    let model = match &args.model {
+        Some(text) => {
+            Some(ModelParams::parse(text).map_err(|e| anyhow::anyhow!("--model {text}: {e}"))?)
+        }
+        None => None,
+    };
+    if model.is_some() && args.device != "sim" {
         bail!(
-            "--device {}: this version runs studies with the simulated arm and the model participant only",
+            "--device {}: the model participant drives the simulated arm (`--device sim`)",
             args.device
         );
     }
-    let Some(model_text) = &args.model else {
-        bail!("give --model scripted[:PARAMS]: this version runs the model participant only");
+    let person_device = match model {
+        Some(_) => None,
+        None => Some(person_device(args, stop)?),
     };
-    let model =
-        ModelParams::parse(model_text).map_err(|e| anyhow::anyhow!("--model {model_text}: {e}"))?;
     let (study_path, study_text) = study_text(&args.study)?;
     let study = Study::parse(&study_text, &study_path)?;
     let library = material_library(cli)?;
@@ -422,7 +499,44 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
     }
     let done: Vec<TrialRecord> = read_rows(&trials_path)?;
     let mut csv = CsvAppender::open(&trials_path)?;
+    let questionnaire_path = dir.join("questionnaire.csv");
+    let answered_questionnaires: Vec<QuestionnaireRecord> = read_rows(&questionnaire_path)?;
     let (threads, _) = tessera::haptics::simulation_threads(false)?;
+    let controls = Arc::new(SessionControls::new(None)?);
+    let display = if !args.no_ui && (args.ui.is_some() || model.is_none()) {
+        let feed = ViewFeed::new();
+        let options = ViewerOptions {
+            addr: args.ui.flatten(),
+            public: args.ui_public,
+        };
+        let viewer = Viewer::start(&options, Arc::clone(&feed), Some(Arc::clone(&controls)))?;
+        let url = viewer.url();
+        let join = if url.contains('?') { '&' } else { '?' };
+        eprintln!("viewer: {url}\nthe participant's view: {url}{join}view=participant");
+        Some(Display {
+            _viewer: viewer,
+            feed,
+        })
+    } else {
+        None
+    };
+    let participant = match (model, person_device) {
+        (Some(params), _) => Participant::Model(params),
+        (None, Some(device)) => Participant::Person {
+            person: Person::new(
+                KeyMap::new(&study.answers),
+                Arc::clone(&controls),
+                display.is_some(),
+            ),
+            device,
+            buttons: [study.answers.left_button, study.answers.right_button],
+        },
+        (None, None) => unreachable!("a person's device is set up when there is no model"),
+    };
+    let person = match &participant {
+        Participant::Person { person, .. } => Some(person),
+        Participant::Model(_) => None,
+    };
     let mut summary = RunSummary {
         study: study.name.clone(),
         participant: args.participant.clone(),
@@ -432,44 +546,87 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
         wall_s: 0.0,
         simulated_s: 0.0,
     };
+    let sessions = study.conditions.len();
     for (s, condition) in study.conditions.iter().enumerate() {
         let session = s as u32 + 1;
         let mut plan = Plan::new(&study, session_seed(seed, s));
         let total = plan.total();
+        let of = total.map_or(String::new(), |n| format!(" of {n}"));
         let mut answered = 0u32;
         let mut correct = 0u32;
+        let mut introduced = false;
+        let mut haptics = SessionHaptics::default();
         let mut k = 0usize;
         while let Some(planned) = plan.next(&study, k) {
             // A trial already on disk: replayed into the design, not run.
             let trial_no = k as u32 + 1;
-            let row = match done
+            let on_disk = done
                 .iter()
-                .find(|r| r.session == session && r.trial == trial_no)
-            {
+                .find(|r| r.session == session && r.trial == trial_no);
+            let row = match on_disk {
                 Some(row) => row.clone(),
                 None => {
-                    if stop.requested() {
-                        bail!("interrupted; `--resume` continues from session {session}, trial {trial_no}");
+                    if let (Some(person), false) = (person, introduced) {
+                        person.wait_to_go_on(
+                            &format!(
+                                "{}\n\nSession {session} of {sessions} ({}). Press Enter, or any key in the viewer, to begin.",
+                                study.instructions.trim(),
+                                condition.name
+                            ),
+                            stop,
+                        )?;
+                        introduced = true;
                     }
-                    let trial_seed = session_seed(session_seed(seed, s), k + 1_000_000);
-                    let ran = run_trial(
-                        &TrialInputs {
-                            study: &study,
-                            scene: &scene,
-                            library: &library,
-                            haptic: &haptic,
-                            condition,
-                            planned: &planned,
-                            model,
-                            seed: trial_seed,
-                            log: dir
-                                .join("logs")
-                                .join(format!("session{session}-trial{trial_no}.mcap")),
-                        },
-                        &threads,
-                        stop,
-                    )?;
-                    summary.simulated_s += ran.simulated_s;
+                    let mut aborted = 0u32;
+                    let ran = loop {
+                        if stop.requested() {
+                            bail!("interrupted; `--resume` continues from session {session}, trial {trial_no}");
+                        }
+                        if let Some(person) = person {
+                            person.discard_pending();
+                            person.prompt(&format!(
+                                "Trial {trial_no}{of}: which plate is weaker? {}.",
+                                person.keys().describe()
+                            ));
+                        }
+                        let log = dir
+                            .join("logs")
+                            .join(format!("session{session}-trial{trial_no}.mcap"));
+                        let ran = run_trial(
+                            &TrialInputs {
+                                study: &study,
+                                scene: &scene,
+                                library: &library,
+                                haptic: &haptic,
+                                condition,
+                                planned: &planned,
+                                participant: &participant,
+                                seed: session_seed(session_seed(seed, s), k + 1_000_000),
+                                log: log.clone(),
+                                display: display.as_ref(),
+                                controls: &controls,
+                            },
+                            &threads,
+                            stop,
+                        )?;
+                        summary.simulated_s += ran.simulated_s;
+                        if person.is_some() {
+                            haptics.add(&ran);
+                        }
+                        if !matches!(ran.answer, Some((Response::Abort, _))) {
+                            break ran;
+                        }
+                        aborted += 1;
+                        let kept = log.with_file_name(format!(
+                            "session{session}-trial{trial_no}-aborted{aborted}.mcap"
+                        ));
+                        std::fs::rename(&log, &kept)
+                            .with_context(|| format!("keeping {}", kept.display()))?;
+                        eprintln!(
+                            "trial {trial_no} aborted; it runs again (the aborted one's log: {})",
+                            kept.display()
+                        );
+                    };
                     let row = trial_row(
                         &args.participant,
                         session,
@@ -477,6 +634,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
                         trial_no,
                         &planned,
                         &ran,
+                        aborted,
                     );
                     csv.append(&row)?;
                     row
@@ -486,7 +644,6 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             correct += u32::from(row.correct);
             plan.record(&planned, row.correct == 1);
             if !args.json {
-                let of = total.map_or(String::new(), |n| format!(" of {n}"));
                 eprintln!(
                     "session {session} ({}), trial {trial_no}{of}: {} chose {}, {}; {:.0} % correct so far",
                     condition.name,
@@ -497,6 +654,35 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
                 );
             }
             k += 1;
+            let more = total.is_none_or(|n| k < n);
+            let every = study.break_every as usize;
+            if let (Some(person), None) = (person, on_disk) {
+                if every > 0 && k % every == 0 && more {
+                    person.wait_to_go_on(
+                        "Break. Press Enter, or any key in the viewer, when you are ready to go on.",
+                        stop,
+                    )?;
+                }
+            }
+        }
+        let asked = answered_questionnaires.iter().any(|q| q.session == session);
+        if let (Some(person), true, false) = (person, study.questionnaire, asked) {
+            if let Some(answers) =
+                person.questionnaire(&args.participant, session, &condition.name, stop)?
+            {
+                CsvAppender::open(&questionnaire_path)?.append(&answers)?;
+            }
+        }
+        if haptics.trials > 0 && !args.json {
+            eprintln!(
+                "session {session}: haptic loop over {} trials: p99 period error {:.0} µs (worst trial), max {:.0} µs, {} ticks over 1 ms late; trial set-up {:.2} s mean, {:.2} s max",
+                haptics.trials,
+                haptics.worst_p99_period_error_us,
+                haptics.max_period_error_us,
+                haptics.late_over_1ms,
+                haptics.setup_s_mean,
+                haptics.setup_s_max
+            );
         }
         summary.sessions.push(SessionSummary {
             session,
@@ -504,9 +690,13 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             trials: answered,
             correct,
             percent_correct: 100.0 * f64::from(correct) / f64::from(answered.max(1)),
+            haptic: (haptics.trials > 0).then_some(haptics),
         });
         summary.wall_s = started.elapsed().as_secs_f64();
         write_json_atomically(&dir.join("summary.json"), &summary)?;
+    }
+    if let Some(person) = person {
+        person.prompt("The study is over. Thank you!");
     }
     summary.finished = true;
     summary.wall_s = started.elapsed().as_secs_f64();
@@ -525,6 +715,78 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Who answers the trials.
+enum Participant {
+    /// The model participant on the simulated arm, in lockstep.
+    Model(ModelParams),
+    /// A person, in real time.
+    Person {
+        person: Person,
+        device: PersonDevice,
+        /// Device buttons meaning left and right.
+        buttons: [Option<u8>; 2],
+    },
+}
+
+/// A person's device, opened for each trial.
+enum PersonDevice {
+    /// The simulated arm following a hand script (a pilot at the desk).
+    Sim(HandTrajectory),
+    /// A HID device: its profile's path and text.
+    Hid {
+        path: PathBuf,
+        text: String,
+        wait: bool,
+    },
+}
+
+/// The device a person's run uses, checked before the first trial (a HID
+/// device is opened once, so that a missing one stops the run before the
+/// participant starts).
+fn person_device(args: &RunArgs, stop: &Stop) -> anyhow::Result<PersonDevice> {
+    if args.device == "sim" {
+        let (text, name) = match &args.hand {
+            Some(path) => (
+                assets::read_text(path)
+                    .with_context(|| format!("hand script {}", path.display()))?,
+                path.display().to_string(),
+            ),
+            None => (STILL_HAND.to_owned(), "still hand".to_owned()),
+        };
+        return Ok(PersonDevice::Sim(
+            HandScript::parse(&text, &name)?.trajectory(),
+        ));
+    }
+    let Some(profile) = args.device.strip_prefix("hid:") else {
+        bail!(
+            "--device `{}`: expected `sim` or `hid:PROFILE`",
+            args.device
+        );
+    };
+    if args.hand.is_some() {
+        bail!(
+            "--hand scripts the simulated arm; with --device {} the person moves the device",
+            args.device
+        );
+    }
+    let path = profile_path(profile)?;
+    let text =
+        assets::read_text(&path).with_context(|| format!("device profile {}", path.display()))?;
+    drop(open_hid(&path, &text, args.wait_for_device, stop)?);
+    Ok(PersonDevice::Hid {
+        path,
+        text,
+        wait: args.wait_for_device,
+    })
+}
+
+/// The viewer of a run and the feed it shows.
+struct Display {
+    /// Kept running for the whole run.
+    _viewer: Viewer,
+    feed: Arc<ViewFeed>,
+}
+
 struct TrialInputs<'a> {
     study: &'a Study,
     scene: &'a Scene,
@@ -532,18 +794,23 @@ struct TrialInputs<'a> {
     haptic: &'a tessera::config::HapticSpec,
     condition: &'a tessera::config::Condition,
     planned: &'a Planned,
-    model: ModelParams,
+    participant: &'a Participant,
     seed: u64,
     log: PathBuf,
+    display: Option<&'a Display>,
+    controls: &'a Arc<SessionControls>,
 }
 
 /// What one trial gave.
 struct TrialRun {
-    /// The chosen side and the answer's session time (s).
-    answer: Option<(usize, f64)>,
+    /// The answer and its session time (s).
+    answer: Option<(Response, f64)>,
     strikes: [u32; 2],
     breaks_s: [Option<f64>; 2],
     simulated_s: f64,
+    /// Wall time from the trial's start to its session's start (s).
+    setup_s: f64,
+    haptic: tessera::haptics::LoopStats,
 }
 
 fn trial_row(
@@ -553,8 +820,12 @@ fn trial_row(
     trial: u32,
     planned: &Planned,
     ran: &TrialRun,
+    aborted: u32,
 ) -> TrialRecord {
-    let chosen = ran.answer.map(|(side, _)| side);
+    let chosen = match ran.answer {
+        Some((Response::Chose(side), _)) => Some(side),
+        _ => None,
+    };
     let weaker = match planned.weaker {
         Side::Left => 0,
         Side::Right => 1,
@@ -583,17 +854,20 @@ fn trial_row(
         strikes_right: ran.strikes[1],
         break_left_s: ran.breaks_s[0],
         break_right_s: ran.breaks_s[1],
+        aborted,
         log: format!("logs/session{session}-trial{trial}.mcap"),
     }
 }
 
-/// Runs one trial: the scene with the plates at their levels, the model
-/// participant on the simulated arm, in lockstep until it answers.
+/// Runs one trial: the scene with the plates at their levels, until the
+/// participant answers (or aborts), the time limit or a stop. The model
+/// runs in lockstep on the simulated arm; a person in real time.
 fn run_trial(
     inputs: &TrialInputs,
     threads: &rayon::ThreadPool,
     stop: &Stop,
 ) -> anyhow::Result<TrialRun> {
+    let started = Instant::now();
     let study = inputs.study;
     let mut scene = inputs.scene.clone();
     let mut library = inputs.library.clone();
@@ -628,8 +902,6 @@ fn run_trial(
     if let Some(r) = h.sync_ratio {
         haptic.sync_ratio = r;
     }
-    let targets = strike_targets(&world, &haptic, &study.stimulus.alternatives)?;
-    tracing::debug!("strike targets (device frame, m): {targets:?}");
     let names: Vec<&str> = study
         .stimulus
         .alternatives
@@ -637,22 +909,51 @@ fn run_trial(
         .map(String::as_str)
         .collect();
     let watch = Arc::new(BodyWatch::new(&names));
-    let answer = Arc::new(ModelAnswer::default());
+    let answer = Arc::new(AnswerSlot::default());
     let trial_stop = Arc::new(AtomicBool::new(false));
     let tick_s = 1.0 / HAPTIC_RATE_HZ;
-    let hand = ModelHand::new(
-        inputs.model,
-        inputs.condition.force_feedback,
-        Vector3::zeros(),
-        targets,
-        Arc::clone(&watch),
-        tick_s,
-        inputs.seed,
-        Arc::clone(&answer),
-        Arc::clone(&trial_stop),
-    );
-    let spec = sim_arm_spec();
-    let arm = SimulatedArm::new(spec.clone(), ArmModel::default(), hand);
+    let (device, device_name, deadman_button, lockstep): (Box<dyn Device>, String, _, _) =
+        match inputs.participant {
+            Participant::Model(params) => {
+                let targets = strike_targets(&world, &haptic, &study.stimulus.alternatives)?;
+                tracing::debug!("strike targets (device frame, m): {targets:?}");
+                let hand = ModelHand::new(
+                    *params,
+                    inputs.condition.force_feedback,
+                    Vector3::zeros(),
+                    targets,
+                    Arc::clone(&watch),
+                    tick_s,
+                    inputs.seed,
+                    Arc::clone(&answer),
+                    Arc::clone(&trial_stop),
+                );
+                let arm = SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand);
+                (Box::new(arm), "sim-arm".into(), None, true)
+            }
+            Participant::Person {
+                device, buttons, ..
+            } => {
+                let (inner, name, deadman): (Box<dyn Device>, String, _) = match device {
+                    PersonDevice::Sim(hand) => (
+                        Box::new(SimulatedArm::new(
+                            sim_arm_spec(),
+                            ArmModel::default(),
+                            hand.clone(),
+                        )),
+                        "sim-arm".into(),
+                        None,
+                    ),
+                    PersonDevice::Hid { path, text, wait } => {
+                        let opened = open_hid(path, text, *wait, stop)?;
+                        (opened.device, opened.name, opened.deadman_button)
+                    }
+                };
+                let device = AnswerButtons::new(inner, *buttons, Arc::clone(&answer));
+                (Box::new(device), name, deadman, false)
+            }
+        };
+    let spec = device.spec().clone();
     let recorder = Recorder::create(
         &inputs.log,
         serde_json::json!({
@@ -664,40 +965,54 @@ fn run_trial(
             "scene": scene.path.display().to_string(),
         }),
     )?;
-    let seconds = study.trial_time_limit_s.unwrap_or(DEFAULT_TRIAL_LIMIT_S);
+    let seconds = study.trial_time_limit_s.unwrap_or(if lockstep {
+        DEFAULT_TRIAL_LIMIT_S
+    } else {
+        tessera::limits::MAX_SESSION_S
+    });
     let session = ServeInputs {
         world,
         threads: rayon::ThreadPoolBuilder::new().num_threads(2).build()?,
         haptic,
         scene_name: scene.path.display().to_string(),
-        device: Box::new(arm),
-        device_name: "sim-arm".into(),
+        device,
+        device_name,
         hand: None,
         recorder: Some(recorder.handle()),
         options: ServerOptions {
             seconds,
-            lockstep: true,
-            realtime: false,
+            lockstep,
+            realtime: !lockstep,
             safety: Some(SafetySettings {
                 force_output: inputs.condition.force_feedback,
+                deadman_button,
                 ..SafetySettings::for_spec(&spec)
             }),
             ..ServerOptions::default()
         },
         stop: Some(Arc::clone(&trial_stop)),
         on_notice: None,
-        view: None,
-        controls: None,
+        view: inputs.display.map(|d| Arc::clone(&d.feed)),
+        controls: inputs.display.map(|_| Arc::clone(inputs.controls)),
         watch: Some(Arc::clone(&watch)),
     };
-    // A signal ends the trial too (and then the run, before the next one).
+    // The answer (a person's key), a signal or the model's answer ends the
+    // trial; a signal then ends the run, before the next trial.
+    let setup_s = started.elapsed().as_secs_f64();
     let summary = std::thread::scope(|scope| {
         let forward = scope.spawn(|| {
             while !trial_stop.load(Ordering::Acquire) {
-                if stop.requested() {
+                if let Participant::Person { person, .. } = inputs.participant {
+                    // Dated by the last synchronisation (r_sim ms at most
+                    // behind the haptic clock).
+                    if let Some(response) = person.poll() {
+                        answer.give(response, watch.tick() as f64 * tick_s);
+                    }
+                }
+                if stop.requested() || answer.get().is_some() {
                     trial_stop.store(true, Ordering::Release);
                 }
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(10));
             }
         });
         let summary = serve(session);
@@ -715,6 +1030,8 @@ fn run_trial(
         strikes: [watch.strikes(0), watch.strikes(1)],
         breaks_s: [broken(0), broken(1)],
         simulated_s: summary.seconds,
+        setup_s,
+        haptic: summary.haptic,
     })
 }
 

@@ -149,7 +149,7 @@ pub struct Answers {
     /// "The right plate is weaker".
     #[serde(default = "right_key")]
     pub right_key: char,
-    /// Abort the trial and repeat it later in the session.
+    /// Abort the trial; it runs again at once, with a fresh world.
     #[serde(default = "abort_key")]
     pub abort_key: char,
     /// Device button meaning left.

@@ -10,6 +10,7 @@
 
 use crossbeam_queue::ArrayQueue;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Slowest and fastest pace (times real time).
@@ -74,6 +75,10 @@ pub struct SessionControls {
     /// Bumped by every change, so the pacer re-anchors its clock.
     generation: AtomicU64,
     answers: ArrayQueue<Answer>,
+    /// What a participant's view shows (the study runner's instructions
+    /// and questions), and a count of its changes. The haptic thread never
+    /// touches it.
+    prompt: Mutex<(u64, String)>,
 }
 
 impl SessionControls {
@@ -88,6 +93,7 @@ impl SessionControls {
             restart: AtomicBool::new(false),
             generation: AtomicU64::new(0),
             answers: ArrayQueue::new(ANSWER_QUEUE),
+            prompt: Mutex::default(),
         };
         controls.set_speed(speed)?;
         Ok(controls)
@@ -205,6 +211,19 @@ impl SessionControls {
     /// The oldest answer not taken yet.
     pub fn take_answer(&self) -> Option<Answer> {
         self.answers.pop()
+    }
+
+    /// Shows `text` to the participant (empty: nothing).
+    pub fn set_prompt(&self, text: &str) {
+        if let Ok(mut prompt) = self.prompt.lock() {
+            prompt.0 += 1;
+            text.clone_into(&mut prompt.1);
+        }
+    }
+
+    /// The prompt and the count of its changes.
+    pub fn prompt(&self) -> (u64, String) {
+        self.prompt.lock().map(|p| p.clone()).unwrap_or_default()
     }
 }
 

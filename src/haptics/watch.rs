@@ -15,6 +15,8 @@ pub struct BodyWatch {
     /// The tick of the synchronisation whose step broke the body, or
     /// `u64::MAX`.
     broken_at_tick: Vec<AtomicU64>,
+    /// The tick of the last synchronisation observed.
+    tick: AtomicU64,
 }
 
 /// A contact approaching faster than this starts a strike (m/s): slower
@@ -29,6 +31,7 @@ impl BodyWatch {
             names: names.iter().map(|n| (*n).to_owned()).collect(),
             strikes: names.iter().map(|_| AtomicU32::new(0)).collect(),
             broken_at_tick: names.iter().map(|_| AtomicU64::new(u64::MAX)).collect(),
+            tick: AtomicU64::new(0),
         }
     }
 
@@ -46,6 +49,12 @@ impl BodyWatch {
     pub fn broken_at_tick(&self, i: usize) -> Option<u64> {
         let tick = self.broken_at_tick[i].load(Ordering::Acquire);
         (tick != u64::MAX).then_some(tick)
+    }
+
+    /// The tick of the last synchronisation observed: the session's
+    /// clock as a study runner sees it.
+    pub fn tick(&self) -> u64 {
+        self.tick.load(Ordering::Acquire)
     }
 
     fn index_of(&self, name: &str) -> Option<usize> {
@@ -122,6 +131,7 @@ impl WatchWriter {
                 );
             }
         }
+        w.tick.store(tick, Ordering::Release);
     }
 }
 

@@ -8,17 +8,21 @@
 //! * [`quest`]: QUEST (Watson & Pelli 1983).
 //! * [`adaptive`]: staircases and QUEST runs interleaved at random.
 //! * [`participant`]: the model participant, a closed-loop simulated hand.
+//! * [`answer`]: a trial's answer, from keys, device buttons or the model.
 //! * [`stats`]: the binomial, Wilcoxon signed-rank and Friedman tests, as
 //!   scipy computes them.
 //! * [`record`]: the rows of `trials.csv` and `questionnaire.csv`.
 //! * [`analysis`]: the tables and tests of §5.2.3 from those rows.
+//! * [`plots`]: the figures (SVG).
 //! * [`psychometric`]: maximum-likelihood psychometric functions with
 //!   bootstrap intervals (Palamedes' approach).
 
 pub mod adaptive;
 pub mod analysis;
+pub mod answer;
 pub mod design;
 pub mod participant;
+pub mod plots;
 pub mod psychometric;
 pub mod quest;
 pub mod record;
@@ -26,8 +30,9 @@ pub mod staircase;
 pub mod stats;
 
 pub use adaptive::{Interleaved, Procedure};
+pub use answer::{AnswerButtons, AnswerSlot, KeyMap, Response};
 pub use design::{constant_stimuli, session_seed, test_side, PairTrial, Side};
-pub use participant::{ModelAnswer, ModelHand, ModelParams};
+pub use participant::{ModelHand, ModelParams};
 pub use psychometric::{Block, Fit, FitOptions, Shape};
 pub use quest::Quest;
 pub use record::{QuestionnaireRecord, TrialRecord};

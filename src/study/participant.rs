@@ -22,12 +22,13 @@
 //! the ladder's resolution is finer than the Weber fraction and the noise,
 //! not the steps, makes the errors.
 
+use super::answer::{AnswerSlot, Response};
 use crate::device::{Hand, HandTrajectory};
 use crate::haptics::BodyWatch;
 use nalgebra::Vector3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The model participant's parameters.
@@ -110,28 +111,6 @@ impl ModelParams {
     }
 }
 
-/// The model's answer, written once by the haptic thread.
-#[derive(Debug, Default)]
-pub struct ModelAnswer {
-    /// 0 none yet, 1 left, 2 right.
-    side: AtomicU8,
-    /// Session time of the answer (µs).
-    time_us: AtomicU64,
-}
-
-impl ModelAnswer {
-    /// The side (0 left, 1 right) and the session time of the answer (s).
-    pub fn get(&self) -> Option<(usize, f64)> {
-        match self.side.load(Ordering::Acquire) {
-            0 => None,
-            s => Some((
-                usize::from(s - 1),
-                self.time_us.load(Ordering::Acquire) as f64 * 1e-6,
-            )),
-        }
-    }
-}
-
 /// What the model is doing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
@@ -164,7 +143,7 @@ pub struct ModelHand {
     /// Remembered effort per plate; `INFINITY` for one that never broke.
     effort: [Option<f64>; 2],
     rng: ChaCha8Rng,
-    answer: Arc<ModelAnswer>,
+    answer: Arc<AnswerSlot>,
     stop: Arc<AtomicBool>,
 }
 
@@ -184,7 +163,7 @@ impl ModelHand {
         watch: Arc<BodyWatch>,
         tick_s: f64,
         seed: u64,
-        answer: Arc<ModelAnswer>,
+        answer: Arc<AnswerSlot>,
         stop: Arc<AtomicBool>,
     ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -248,10 +227,7 @@ impl ModelHand {
             (None, Some(_)) => 1,
             _ => usize::from(coin),
         };
-        self.answer
-            .time_us
-            .store((t * 1e6).round() as u64, Ordering::Release);
-        self.answer.side.store(side as u8 + 1, Ordering::Release);
+        self.answer.give(Response::Chose(side), t);
         self.stop.store(true, Ordering::Release);
         self.phase = Phase::Done;
     }

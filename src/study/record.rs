@@ -48,6 +48,10 @@ pub struct TrialRecord {
     pub break_left_s: Option<f64>,
     /// When the right plate broke.
     pub break_right_s: Option<f64>,
+    /// Attempts of this trial the participant aborted before this one
+    /// (their logs are kept as `…-abortedN.mcap`).
+    #[serde(default)]
+    pub aborted: u32,
     /// The trial's session log, relative to the participant's directory.
     pub log: String,
 }

@@ -84,6 +84,10 @@ struct Shared {
     latencies_us: Mutex<Vec<f64>>,
     /// Closes every client when the viewer stops.
     closing: watch::Receiver<bool>,
+    /// The prompt the pump last broadcast, and its version; a client gets
+    /// it on connecting (both under the `state` lock, so a client sees
+    /// each prompt once).
+    prompt_sent: Mutex<(u64, String)>,
 }
 
 impl Viewer {
@@ -122,6 +126,7 @@ impl Viewer {
             frames_sent: AtomicU64::new(0),
             latencies_us: Mutex::default(),
             closing,
+            prompt_sent: Mutex::default(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -398,6 +403,13 @@ async fn pump(shared: Arc<Shared>) {
             model.keep_signals(&records);
             messages.push((model::signals(records.iter()), None));
         }
+        if let (Some(controls), Ok(mut sent)) = (&shared.controls, shared.prompt_sent.lock()) {
+            let newest = controls.prompt();
+            if newest.0 != sent.0 {
+                messages.push((json!({ "type": "prompt", "text": newest.1 }), None));
+                *sent = newest;
+            }
+        }
         if round % STATUS_EVERY == 0 {
             messages.push((status_with(&shared, clients.len(), finished), None));
         }
@@ -431,7 +443,13 @@ async fn client(mut socket: WebSocket, shared: Arc<Shared>) {
         let history = (state.0.signal_history().next().is_some())
             .then(|| model::signals(state.0.signal_history()).to_string());
         state.1.push(Client { id, queue });
-        [Some(scene), history]
+        let prompt = shared
+            .prompt_sent
+            .lock()
+            .ok()
+            .filter(|sent| !sent.1.is_empty())
+            .map(|sent| json!({ "type": "prompt", "text": sent.1 }).to_string());
+        [Some(scene), history, prompt]
     };
     let mut closing = shared.closing.clone();
     for text in scene.into_iter().flatten() {
