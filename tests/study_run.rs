@@ -510,3 +510,41 @@ fn a_participant_answers_in_the_viewer_and_sees_the_prompts() {
         "{printed}"
     );
 }
+
+#[test]
+fn a_person_left_with_no_way_to_answer_stops_with_a_reason() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let study = person_study(dir.path());
+    let args = [
+        "study",
+        "run",
+        study.to_str().unwrap(),
+        "--participant",
+        "gone",
+        "--no-ui",
+    ];
+    // Enter starts the session, then the terminal's input closes.
+    let mut child = spawn_person_run(dir.path(), &args, std::process::Stdio::piped());
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin).unwrap();
+    drop(stdin);
+    let mut printed = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut printed)
+        .unwrap();
+    assert!(!child.wait().unwrap().success(), "{printed}");
+    assert!(printed.contains("nothing can answer"), "{printed}");
+    let trials = dir.path().join("results/gone/trials.csv");
+    assert_eq!(
+        std::fs::read_to_string(trials)
+            .unwrap_or_default()
+            .lines()
+            .count(),
+        0,
+        "no trial recorded"
+    );
+}

@@ -551,14 +551,7 @@ fn run_once(
         stop: Some(stop.flag()),
         on_notice: Some(Box::new(move |notice| {
             if !quiet {
-                match notice {
-                    Notice::DeviceLost { time_s } => eprintln!(
-                        "device lost at {time_s:.3} s: forces set to zero; waiting for it to answer again"
-                    ),
-                    Notice::DeviceRestored { time_s, lost_for_s } => eprintln!(
-                        "device back at {time_s:.3} s after {lost_for_s:.3} s; forces ramp in again"
-                    ),
-                }
+                print_notice(notice);
             }
         })),
         view: watch.map(|w| Arc::clone(&w.feed)),
@@ -577,6 +570,18 @@ fn run_once(
         recorder.finish()?;
     }
     Ok(summary)
+}
+
+/// Tells the terminal what the haptic thread noticed.
+pub(super) fn print_notice(notice: Notice) {
+    match notice {
+        Notice::DeviceLost { time_s } => eprintln!(
+            "device lost at {time_s:.3} s: forces set to zero; waiting for it to answer again"
+        ),
+        Notice::DeviceRestored { time_s, lost_for_s } => {
+            eprintln!("device back at {time_s:.3} s after {lost_for_s:.3} s; forces ramp in again")
+        }
+    }
 }
 
 /// The device of a session and what its profile says beyond the spec.

@@ -14,7 +14,7 @@
 //! with device buttons, may abort a trial (it runs again), takes the
 //! study's breaks and answers the questionnaire after each session.
 
-use super::haptic_cmd::{open_hid, profile_path, STILL_HAND};
+use super::haptic_cmd::{open_hid, print_notice, profile_path, STILL_HAND};
 use super::scene_cmd::{prepare_scene, scene_path};
 use super::study_person::Person;
 use super::{material_library, Cli, Stop};
@@ -406,9 +406,10 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             args.device
         );
     }
-    let person_device = match model {
-        Some(_) => None,
-        None => Some(person_device(args, stop)?),
+    // Who answers: the model, or a person with this device.
+    let who = match model {
+        Some(params) => Who::Model(params),
+        None => Who::Person(person_device(args, stop)?),
     };
     let (study_path, study_text) = study_text(&args.study)?;
     let study = Study::parse(&study_text, &study_path)?;
@@ -503,7 +504,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
     let answered_questionnaires: Vec<QuestionnaireRecord> = read_rows(&questionnaire_path)?;
     let (threads, _) = tessera::haptics::simulation_threads(false)?;
     let controls = Arc::new(SessionControls::new(None)?);
-    let display = if !args.no_ui && (args.ui.is_some() || model.is_none()) {
+    let display = if !args.no_ui && (args.ui.is_some() || matches!(who, Who::Person(_))) {
         let feed = ViewFeed::new();
         let options = ViewerOptions {
             addr: args.ui.flatten(),
@@ -520,9 +521,9 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
     } else {
         None
     };
-    let participant = match (model, person_device) {
-        (Some(params), _) => Participant::Model(params),
-        (None, Some(device)) => Participant::Person {
+    let participant = match who {
+        Who::Model(params) => Participant::Model(params),
+        Who::Person(device) => Participant::Person {
             person: Person::new(
                 KeyMap::new(&study.answers),
                 Arc::clone(&controls),
@@ -531,7 +532,6 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             device,
             buttons: [study.answers.left_button, study.answers.right_button],
         },
-        (None, None) => unreachable!("a person's device is set up when there is no model"),
     };
     let person = match &participant {
         Participant::Person { person, .. } => Some(person),
@@ -713,6 +713,12 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Who answers, before the run's viewer and terminal are set up.
+enum Who {
+    Model(ModelParams),
+    Person(PersonDevice),
 }
 
 /// Who answers the trials.
@@ -991,7 +997,7 @@ fn run_trial(
             ..ServerOptions::default()
         },
         stop: Some(Arc::clone(&trial_stop)),
-        on_notice: None,
+        on_notice: Some(Box::new(print_notice)),
         view: inputs.display.map(|d| Arc::clone(&d.feed)),
         controls: inputs.display.map(|_| Arc::clone(inputs.controls)),
         watch: Some(Arc::clone(&watch)),
@@ -999,6 +1005,14 @@ fn run_trial(
     // The answer (a person's key), a signal or the model's answer ends the
     // trial; a signal then ends the run, before the next trial.
     let setup_s = started.elapsed().as_secs_f64();
+    // A person with no way left to answer (the terminal's input closed, no
+    // viewer, no answer buttons) ends the trial unanswered.
+    let stranded = || match inputs.participant {
+        Participant::Person {
+            person, buttons, ..
+        } => !person.can_answer() && buttons.iter().all(Option::is_none),
+        Participant::Model(_) => false,
+    };
     let summary = std::thread::scope(|scope| {
         let forward = scope.spawn(|| {
             while !trial_stop.load(Ordering::Acquire) {
@@ -1009,7 +1023,7 @@ fn run_trial(
                         answer.give(response, watch.tick() as f64 * tick_s);
                     }
                 }
-                if stop.requested() || answer.get().is_some() {
+                if stop.requested() || answer.get().is_some() || stranded() {
                     trial_stop.store(true, Ordering::Release);
                 }
                 std::thread::sleep(Duration::from_millis(10));
@@ -1023,6 +1037,11 @@ fn run_trial(
     recorder.finish()?;
     if stop.requested() {
         bail!("interrupted in a trial; `--resume` runs it again");
+    }
+    if answer.get().is_none() && stranded() {
+        bail!(
+            "the terminal's input closed and no viewer is open: nothing can answer; `--resume` runs this trial again"
+        );
     }
     let broken = |i: usize| watch.broken_at_tick(i).map(|t| t as f64 * tick_s);
     Ok(TrialRun {
