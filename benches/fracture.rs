@@ -77,6 +77,12 @@ fn fracture_event(c: &mut Criterion) {
             normal: -Vector3::z(),
             impulse_n_s: IMPULSE_N_S,
             relative_speed_m_s: 10.0,
+            // The mass whose momentum at 10 m/s is the impulse.
+            impactor: Impactor {
+                mass_kg: IMPULSE_N_S / 10.0,
+                radius_m: 0.1,
+                ..Impactor::steel_ball()
+            },
         }];
         let variants = if bench_mode {
             &[(1, false), (4, false), (1, true)][..]
@@ -106,7 +112,6 @@ fn fracture_event(c: &mut Criterion) {
                         |mut body| {
                             let outcome = body.impact(
                                 &strike,
-                                &Impactor::steel_ball(),
                                 &settings,
                                 &threads,
                                 &mut Counters::default(),

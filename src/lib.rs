@@ -51,11 +51,12 @@
 //!     normal: -Vector3::z(),
 //!     impulse_n_s: 400.0,
 //!     relative_speed_m_s: 10.0,
+//!     // A 40 kg steel block, 10 cm radius of curvature, at 10 m/s.
+//!     impactor: Impactor { mass_kg: 40.0, radius_m: 0.1, ..Impactor::steel_ball() },
 //! }];
 //! let mut counters = Counters::default();
 //! let outcome = slab.impact(
 //!     &strike,
-//!     &Impactor::steel_ball(),
 //!     &FractureSettings::default(),
 //!     &threads,
 //!     &mut counters,

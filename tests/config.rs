@@ -58,7 +58,6 @@ fn shipped_library_has_the_required_materials() {
         ),
         (1e-10, 5.0, 100e9)
     );
-    assert_eq!(tile.contact_duration_scale, 1.0, "defaults to 1");
 }
 
 fn error_for(replace: &str, with: &str) -> String {

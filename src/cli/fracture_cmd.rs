@@ -19,8 +19,11 @@ pub struct Args {
     #[command(flatten)]
     pub body: BodyArgs,
     /// An impact `X,Y,Z:NX,NY,NZ:IMPULSE[:SPEED]`: contact point (m), inward
-    /// normal, normal impulse (N·s), relative speed (m/s; default impulse /
-    /// impactor mass). Several `--impact` act together as one event.
+    /// normal, the rigid step's normal impulse (N·s), approach speed (m/s;
+    /// default impulse / impactor mass). The load is computed from the
+    /// impactor's mass and speed (Hertz contact against the modes); several
+    /// `--impact` act together as one event, sharing the impactor's mass as
+    /// their impulses.
     #[arg(long = "impact", value_name = "SPEC")]
     pub impacts: Vec<String>,
     /// A held force `X,Y,Z:FX,FY,FZ` (N) for the quasi-static check.
@@ -98,6 +101,7 @@ fn parse_impact(spec: &str, impactor: &Impactor) -> anyhow::Result<ContactPoint>
         normal: normal.normalize(),
         impulse_n_s: impulse,
         relative_speed_m_s: speed,
+        impactor: *impactor,
     })
 }
 
@@ -144,11 +148,16 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     if !(impactor.mass_kg > 0.0 && impactor.youngs_modulus_pa > 0.0 && impactor.radius_m > 0.0) {
         bail!("--impactor-mass, --impactor-modulus and --impactor-radius must be positive");
     }
-    let contacts: Vec<ContactPoint> = args
+    let mut contacts: Vec<ContactPoint> = args
         .impacts
         .iter()
         .map(|s| parse_impact(s, &impactor))
         .collect::<Result<_, _>>()?;
+    // One impactor touching at every point: its mass is shared among them.
+    let impulses: Vec<f64> = contacts.iter().map(|c| c.impulse_n_s).collect();
+    for (contact, shared) in contacts.iter_mut().zip(impactor.shared(&impulses)) {
+        contact.impactor = shared;
+    }
     let loads: Vec<StaticLoad> = args
         .loads
         .iter()
@@ -187,7 +196,6 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     if !contacts.is_empty() {
         outcomes.push(body.impact(
             &contacts,
-            &impactor,
             &fracture_settings,
             &threads,
             &mut counters,

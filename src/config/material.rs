@@ -36,13 +36,6 @@ pub struct Material {
     pub crack_noise_amplitude_m: f64,
     /// Spatial frequency of the crack-surface noise's first octave (1/m).
     pub crack_noise_frequency_per_m: f64,
-    /// Multiplies the contact duration of Glondu eq. 3.10.
-    #[serde(default = "default_contact_duration_scale")]
-    pub contact_duration_scale: f64,
-}
-
-fn default_contact_duration_scale() -> f64 {
-    1.0
 }
 
 impl Material {
@@ -57,7 +50,7 @@ impl Material {
         // Ranges wide enough for any solid (aerogels to osmium, elastomers
         // to diamond), narrow enough that the modal analysis and the crack
         // noise stay within f64: a value outside is a typo or a unit slip.
-        let fields: [(&'static str, f64, f64, f64); 10] = [
+        let fields: [(&'static str, f64, f64, f64); 9] = [
             ("density_kg_m3", self.density_kg_m3, 1.0, 1e5),
             ("youngs_modulus_pa", self.youngs_modulus_pa, 1e3, 1e13),
             ("damping_stiffness_s", self.damping_stiffness_s, 0.0, 1.0),
@@ -90,12 +83,6 @@ impl Material {
                 self.crack_noise_frequency_per_m,
                 0.0,
                 1e6,
-            ),
-            (
-                "contact_duration_scale",
-                self.contact_duration_scale,
-                1e-3,
-                1e3,
             ),
         ];
         for (field, value, low, high) in fields {

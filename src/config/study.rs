@@ -463,7 +463,6 @@ pub fn material_fields() -> &'static [&'static str] {
         "weak_point_density_per_m3",
         "crack_noise_amplitude_m",
         "crack_noise_frequency_per_m",
-        "contact_duration_scale",
     ]
 }
 

@@ -9,7 +9,8 @@ use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
 use crate::config::Material;
-use crate::modal::{ModalState, GROUP_ELEMENTS};
+use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
+use crate::modal::GROUP_ELEMENTS;
 use nalgebra::{Point3, Vector3};
 use serde::Serialize;
 use std::sync::Arc;
@@ -22,16 +23,22 @@ pub struct ContactPoint {
     pub point_m: Point3<f64>,
     /// Unit normal pointing into the body (the direction the force pushes).
     pub normal: Vector3<f64>,
-    /// Normal impulse of the contact (N·s).
+    /// Normal impulse of the contact in the rigid-body step (N·s), for
+    /// sharing an impactor's mass among its simultaneous contacts
+    /// ([`Impactor::shared`]); the impact's load does not use it.
     pub impulse_n_s: f64,
     /// Relative normal speed at the contact (m/s).
     pub relative_speed_m_s: f64,
+    /// The other body at this contact, with the mass that acts here.
+    pub impactor: Impactor,
 }
 
-/// The other body of an impact, for the Hertz contact duration (eq. 3.9).
+/// The other body of an impact, for the Hertz contact (`hertz` module).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Impactor {
-    /// Reduced mass of the pair (kg).
+    /// The mass the contact decelerates (kg): the reduced mass of the
+    /// pair, or the impactor's own mass when the struck body is held; of
+    /// an impactor touching at several points, this contact's share.
     pub mass_kg: f64,
     /// The impactor's Young's modulus (Pa).
     pub youngs_modulus_pa: f64,
@@ -41,30 +48,33 @@ pub struct Impactor {
     pub radius_m: f64,
 }
 
-/// Hertz's constant of the contact duration `t = 2.87 (m²/(E*² R v))^{1/5}`.
-const HERTZ_DURATION: f64 = 2.87;
-
 impl Impactor {
-    /// The effective modulus E* of the contact with `material`.
+    /// The effective modulus E* of the contact with `material`:
+    /// `1/E* = (1−ν₁²)/E₁ + (1−ν₂²)/E₂` (Johnson, *Contact Mechanics*, §4.2).
     fn effective_modulus(&self, material: &Material) -> f64 {
         1.0 / ((1.0 - material.poisson_ratio.powi(2)) / material.youngs_modulus_pa
             + (1.0 - self.poisson_ratio.powi(2)) / self.youngs_modulus_pa)
     }
 
-    /// Hertz's contact duration against `material` at normal speed
-    /// `speed` (s).
-    fn hertz_duration(&self, material: &Material, speed: f64) -> f64 {
-        let e_star = self.effective_modulus(material);
-        HERTZ_DURATION
-            * (self.mass_kg.powi(2) / (e_star.powi(2) * self.radius_m * speed.max(1e-6))).powf(0.2)
-    }
-
-    /// Radius of the Hertz contact patch at the peak of the sinusoidal force
-    /// of `contact` (eq. 3.13, peak φπ/(2t)): a = (3FR / 4E*)^{1/3}.
-    fn hertz_contact_radius(&self, material: &Material, contact: &ContactPoint) -> f64 {
-        let duration = self.hertz_duration(material, contact.relative_speed_m_s);
-        let peak_force = contact.impulse_n_s.abs() * std::f64::consts::PI / (2.0 * duration);
-        (3.0 * peak_force * self.radius_m / (4.0 * self.effective_modulus(material))).cbrt()
+    /// This impactor at each of `contacts`, its mass shared among them as
+    /// their impulses in the rigid-body step are (equally if they are all
+    /// zero).
+    pub fn shared(&self, impulses_n_s: &[f64]) -> Vec<Impactor> {
+        let total: f64 = impulses_n_s.iter().map(|i| i.max(0.0)).sum();
+        impulses_n_s
+            .iter()
+            .map(|i| {
+                let share = if total > 0.0 {
+                    i.max(0.0) / total
+                } else {
+                    1.0 / impulses_n_s.len() as f64
+                };
+                Impactor {
+                    mass_kg: self.mass_kg * share,
+                    ..*self
+                }
+            })
+            .collect()
     }
 
     /// The 110 g steel ball, 25 mm across, of the tile scene.
@@ -127,10 +137,13 @@ impl Default for FractureSettings {
 /// What one impact (or static load) did.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImpactOutcome {
-    /// Hertz contact duration (eq. 3.9; s); 0 for a static load.
+    /// Duration of the computed contact, first touch to last separation
+    /// (s); 0 for a static load.
     pub contact_duration_s: f64,
-    /// Time step of the modal integration over the contact (s).
+    /// Interval between the time samples of the Rankine test (s).
     pub time_step_s: f64,
+    /// The computed contact (its default for a static load).
+    pub contact: ContactHistory,
     /// Time samples taken.
     pub steps: usize,
     /// Largest maximum principal stress over the contact (Pa), 0 if no
@@ -196,126 +209,113 @@ impl BreakableBody {
             .collect()
     }
 
-    /// Contact duration of one contact (eqs. 3.9–3.10), before the
-    /// material's scale: the larger of the body's modal estimate and the
-    /// impactor's Hertz estimate (§3.3.2).
-    ///
-    /// Eq. 3.10 as printed, `c((2π/ω)²/v)^{1/5}`, is not a time. Hertz's
-    /// `t = 2.87 (m²/(E*² R v))^{1/5}` is `2.87 (R/(ω⁴ v))^{1/5}` with the
-    /// contact's natural frequency `ω² = E* R / m`; the modal estimate
-    /// substitutes the most excited mode's damped frequency for that ω,
-    /// keeping R the impactor's radius.
-    fn contact_duration(&self, modal_amplitude: &[f64], speed: f64, impactor: &Impactor) -> f64 {
-        let speed = speed.max(1e-6);
-        let body = self
-            .most_excited(modal_amplitude)
-            .map(|j| {
-                let omega = self.basis.dynamics[j].damped_angular_frequency();
-                HERTZ_DURATION * (impactor.radius_m / (omega.powi(4) * speed)).powf(0.2)
-            })
-            .unwrap_or(0.0);
-        body.max(impactor.hertz_duration(&self.material, speed))
-    }
-
-    /// The under-damped mode with the largest impulse response |g|/ω.
-    fn most_excited(&self, modal_amplitude: &[f64]) -> Option<usize> {
-        (0..modal_amplitude.len())
-            .filter(|&j| self.basis.dynamics[j].is_underdamped())
-            .max_by(|&a, &b| modal_amplitude[a].total_cmp(&modal_amplitude[b]))
-    }
-
     /// Applies one impact event: all contacts act together (§3.3.5). The
     /// parallel phases run on `threads`; phase times are added to
     /// `counters`.
     pub fn impact(
         &mut self,
         contacts: &[ContactPoint],
-        impactor: &Impactor,
         settings: &FractureSettings,
         threads: &rayon::ThreadPool,
         counters: &mut Counters,
     ) -> ImpactOutcome {
-        threads.install(|| self.impact_in_pool(contacts, impactor, settings, counters))
+        threads.install(|| self.impact_in_pool(contacts, settings, counters))
     }
 
     fn impact_in_pool(
         &mut self,
         contacts: &[ContactPoint],
-        impactor: &Impactor,
         settings: &FractureSettings,
         counters: &mut Counters,
     ) -> ImpactOutcome {
         let start = Instant::now();
         let m = self.basis.mode_count();
-        let unit_forces: Vec<Vec<f64>> = contacts
+        // A contact between a held body and a static one (infinite mass on
+        // both sides) only holds: it takes no part in the impact.
+        let contacts: Vec<ContactPoint> = contacts
+            .iter()
+            .filter(|c| c.impactor.mass_kg.is_finite() && c.impactor.mass_kg > 0.0)
+            .copied()
+            .collect();
+        let hertz: Vec<HertzContact> = contacts
             .iter()
             .map(|c| {
-                let radius = impactor.hertz_contact_radius(&self.material, c);
+                HertzContact::sphere(
+                    c.impactor.mass_kg,
+                    c.impactor.radius_m,
+                    c.impactor.effective_modulus(&self.material),
+                    c.relative_speed_m_s,
+                )
+            })
+            .collect();
+        // The force spreads over the Hertz patch at its largest extent on a
+        // rigid half-space, a = √(R δ) (Johnson §4.2): an upper bound
+        // of the patch on the flexible body, known before the integration.
+        let gains: Vec<f64> = contacts
+            .iter()
+            .zip(&hertz)
+            .flat_map(|(c, h)| {
+                let radius = (c.impactor.radius_m * h.rigid_indentation_m()).sqrt();
+                let radius = if radius.is_finite() { radius } else { 0.0 };
                 self.unit_modal_force(&c.point_m, &c.normal, radius)
             })
             .collect();
-        // Impulse response amplitude per mode and contact: |I g_j| / ω_j.
-        let amplitude = |c: usize| -> Vec<f64> {
-            (0..m)
-                .map(|j| {
-                    (contacts[c].impulse_n_s * unit_forces[c][j]).abs()
-                        / self.basis.eigenvalues[j].sqrt()
-                })
-                .collect()
+        let model = ContactModel {
+            modes: &self.basis.dynamics,
+            gains: &gains,
+            contacts: &hertz,
         };
-        let amplitudes: Vec<Vec<f64>> = (0..contacts.len()).map(amplitude).collect();
-        // Several simultaneous contacts: the shortest duration (§3.3.2).
-        let duration = contacts
-            .iter()
-            .enumerate()
-            .map(|(c, contact)| {
-                self.contact_duration(&amplitudes[c], contact.relative_speed_m_s, impactor)
+        let history = model.integrate(&mut |_, _| {});
+        // Impulse response amplitude per mode, |Σ_c J_c g_cj| / ω_j, with
+        // the impulse shared as the mass is.
+        let total_mass_kg: f64 = hertz.iter().map(|h| h.mass_kg).sum();
+        let amplitude: Vec<f64> = (0..m)
+            .map(|j| {
+                let g: f64 = (0..contacts.len())
+                    .map(|c| hertz[c].mass_kg / total_mass_kg * gains[c * m + j])
+                    .sum();
+                (history.impulse_n_s * g).abs() / self.basis.eigenvalues[j].sqrt()
             })
-            .fold(f64::INFINITY, f64::min)
-            * self.material.contact_duration_scale;
-        let total_amplitude: Vec<f64> = (0..m)
-            .map(|j| amplitudes.iter().map(|a| a[j]).sum())
             .collect();
-        let largest = total_amplitude.iter().copied().fold(0.0, f64::max);
-        // Time step (eq. 3.11): Nyquist for the highest excited under-damped
-        // mode, π/ω. The printed 4π/ω would sample every second period.
+        let largest = amplitude.iter().copied().fold(0.0, f64::max);
+        // Samples for the Rankine test (eq. 3.11): Nyquist for the highest
+        // excited under-damped mode, π/ω (the printed 4π/ω would sample
+        // every second period), over the computed contact.
         let omega_high = (0..m)
             .filter(|&j| {
                 self.basis.dynamics[j].is_underdamped()
-                    && total_amplitude[j] >= settings.excitation_threshold * largest
+                    && amplitude[j] >= settings.excitation_threshold * largest
             })
             .map(|j| self.basis.dynamics[j].damped_angular_frequency())
             .fold(0.0, f64::max);
-        let nyquist = if omega_high > 0.0 {
-            std::f64::consts::PI / omega_high
+        let duration = history.duration_s;
+        let steps = if history.end == ContactEnd::None {
+            0
+        } else if omega_high > 0.0 {
+            ((duration * omega_high / std::f64::consts::PI).ceil() as usize)
+                .clamp(1, settings.max_steps.max(1))
         } else {
-            duration
+            1
         };
-        let steps = ((duration / nyquist).ceil() as usize).clamp(1, settings.max_steps.max(1));
-        let dt = duration / steps as f64;
-        // Sinusoidal contact force whose integral over the contact is the
-        // impulse (eqs. 3.12–3.13): a = φu / (1 − cos(u t_d)) = φu/2, u = π/t_d.
-        // Each interval uses the force's mean over it, so impulses are exact.
-        let u = std::f64::consts::PI / duration;
-        let mut states = vec![ModalState::default(); m];
+        let dt = if steps > 0 { duration / steps as f64 } else { 0.0 };
+        // The integration again, recording the modal states at the samples
+        // (it is deterministic; keeping every step's states would cost
+        // modes × steps).
         let mut z = vec![0.0f32; m * steps];
-        for k in 0..steps {
-            let (t0, t1) = (k as f64 * dt, (k + 1) as f64 * dt);
-            let mean_profile = ((u * t0).cos() - (u * t1).cos()) / (2.0 * dt); // (a/u)(…)/dt with a = φu/2, per unit φ
-            for j in 0..m {
-                let g: f64 = contacts
-                    .iter()
-                    .zip(&unit_forces)
-                    .map(|(c, f)| c.impulse_n_s * mean_profile * f[j])
-                    .sum();
-                states[j] = self.basis.dynamics[j].step(states[j], g, dt);
-                z[k * m + j] = states[j].z as f32;
+        let mut taken = 0;
+        model.integrate(&mut |t, states| {
+            if taken < steps && t >= (taken + 1) as f64 * dt - 0.5 * history.time_step_s {
+                for (slot, s) in z[taken * m..(taken + 1) * m].iter_mut().zip(states) {
+                    *slot = s.z as f32;
+                }
+                taken += 1;
             }
-        }
+        });
         self.keep_impact(&z);
         let mut outcome = self.fracture_from_modal_states(&z, settings, start, counters);
         outcome.contact_duration_s = duration;
         outcome.time_step_s = dt;
+        outcome.contact = history;
         outcome
     }
 
@@ -468,6 +468,7 @@ impl BreakableBody {
         ImpactOutcome {
             contact_duration_s: 0.0,
             time_step_s: 0.0,
+            contact: ContactHistory::default(),
             steps,
             peak_stress_pa: screening.peak_stress_pa,
             elements_evaluated: (screening.groups_evaluated * GROUP_ELEMENTS)

@@ -89,7 +89,6 @@ struct CheckPlan {
     used_impulse_n_s: f64,
     points: Vec<ContactPoint>,
     loads: Vec<StaticLoad>,
-    impactor: Impactor,
     held_force_n: f64,
 }
 
@@ -157,7 +156,6 @@ impl World {
                     let outcome = match plan.kind {
                         FractureKind::Impact => body.impact(
                             &plan.points,
-                            &plan.impactor,
                             &settings,
                             threads,
                             &mut engine,
@@ -243,25 +241,48 @@ impl World {
             used_impulse_n_s: used.iter().map(|c| c.impulse_n_s).fold(0.0, |a, b| a + b),
             points: Vec::new(),
             loads: Vec::new(),
-            impactor: Impactor::steel_ball(),
             held_force_n,
         };
         match kind {
             FractureKind::Impact => {
+                // Each contact's impactor is its other body; one touching at
+                // several points shares its mass among them, and so does the
+                // struck body's own mass among its contacts with static
+                // bodies (as the step's impulses share it).
+                let group = |other: Option<BodyId>| {
+                    other.filter(|&o| self.body(o).is_some_and(|b| b.mass_kg.is_some()))
+                };
                 check.points = impacts
                     .iter()
-                    .map(|c| ContactPoint {
-                        point_m: inverse * c.point_m,
-                        normal: inverse * c.normal,
-                        impulse_n_s: c.impulse_n_s,
-                        relative_speed_m_s: c.approach_speed_m_s,
+                    .map(|c| {
+                        let same: Vec<&&BodyContact> = impacts
+                            .iter()
+                            .filter(|d| group(d.other) == group(c.other))
+                            .collect();
+                        let total: f64 = same.iter().map(|d| d.impulse_n_s).sum();
+                        let share = if total > 0.0 {
+                            c.impulse_n_s / total
+                        } else {
+                            1.0 / same.len() as f64
+                        };
+                        // A body pushed against this contact by another body
+                        // in the same step (a support under a strike) is held
+                        // over the contact's microseconds: its rigid motion
+                        // does not yield, the impactor's whole mass acts.
+                        let held = contacts
+                            .iter()
+                            .any(|d| d.other != c.other && d.normal.dot(&c.normal) < 0.0);
+                        let mut impactor = self.impactor(id, c.other, held);
+                        impactor.mass_kg *= share;
+                        ContactPoint {
+                            point_m: inverse * c.point_m,
+                            normal: inverse * c.normal,
+                            impulse_n_s: c.impulse_n_s,
+                            relative_speed_m_s: c.approach_speed_m_s,
+                            impactor,
+                        }
                     })
                     .collect();
-                let strongest = impacts
-                    .iter()
-                    .max_by(|a, b| a.impulse_n_s.total_cmp(&b.impulse_n_s))
-                    .expect("impacts is not empty");
-                check.impactor = self.impactor(id, strongest.other);
             }
             FractureKind::Static => {
                 check.loads = contacts
@@ -292,6 +313,11 @@ impl World {
             ?kind,
             contacts = contacts.len(),
             peak_stress_pa = outcome.peak_stress_pa,
+            impactor_kg = ?check.points.iter().map(|p| p.impactor.mass_kg).collect::<Vec<_>>(),
+            contact_peak_n = outcome.contact.peak_force_n,
+            contact_s = outcome.contact.duration_s,
+            contact_impulse_n_s = outcome.contact.impulse_n_s,
+            restitution = outcome.contact.restitution,
             cracks = outcome.cracks.len(),
             check_s = result.check_s,
             "fracture check"
@@ -354,12 +380,15 @@ impl World {
         Some(times)
     }
 
-    /// The other body of an impact for Hertz's contact duration: its
-    /// material, radius of curvature, and the reduced mass of the pair (a
-    /// static or missing other body has infinite mass).
-    fn impactor(&self, id: BodyId, other: Option<BodyId>) -> Impactor {
+    /// The other body of an impact for the Hertz contact: its material,
+    /// radius of curvature, and the reduced mass of the pair (a static or
+    /// missing other body, and a `held` struck body, have infinite mass).
+    fn impactor(&self, id: BodyId, other: Option<BodyId>, held: bool) -> Impactor {
         let body = self.body(id).expect("the struck body exists");
-        let own_mass = body.mass_kg.unwrap_or(f64::INFINITY);
+        let own_mass = match body.mass_kg {
+            Some(m) if !held => m,
+            _ => f64::INFINITY,
+        };
         let other = other.and_then(|o| self.body(o)).unwrap_or(body);
         let mass_kg = match other.mass_kg {
             Some(m) if own_mass.is_finite() => own_mass * m / (own_mass + m),
