@@ -110,12 +110,8 @@ fn fracture_event(c: &mut Criterion) {
                             body.clone()
                         },
                         |mut body| {
-                            let outcome = body.impact(
-                                &strike,
-                                &settings,
-                                &threads,
-                                &mut Counters::default(),
-                            );
+                            let outcome =
+                                body.impact(&strike, &settings, &threads, &mut Counters::default());
                             // An event that cracks nothing leaves the body as it was.
                             let pieces =
                                 (!outcome.cracks.is_empty()).then(|| body.fragments(&threads));

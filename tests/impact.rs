@@ -79,12 +79,7 @@ fn stiffer_faster_impactor_gives_shorter_contact_and_higher_stress() {
         let mut contacts = strike(0.15);
         contacts[0].relative_speed_m_s = speed;
         contacts[0].impactor = impactor;
-        let outcome = b.impact(
-            &contacts,
-            &settings,
-            threads(),
-            &mut Counters::default(),
-        );
+        let outcome = b.impact(&contacts, &settings, threads(), &mut Counters::default());
         results.push((outcome.contact_duration_s, outcome.peak_stress_pa));
     }
     // Same impulse: a shorter contact concentrates the force in time.

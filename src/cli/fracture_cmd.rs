@@ -194,12 +194,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut outcomes = Vec::new();
     if !contacts.is_empty() {
-        outcomes.push(body.impact(
-            &contacts,
-            &fracture_settings,
-            &threads,
-            &mut counters,
-        ));
+        outcomes.push(body.impact(&contacts, &fracture_settings, &threads, &mut counters));
     }
     if !loads.is_empty() {
         outcomes.push(body.static_load(&loads, &fracture_settings, &threads, &mut counters));

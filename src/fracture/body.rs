@@ -6,9 +6,9 @@ use super::surface::resolved_octaves;
 use super::{fragments, BasisJob, BasisResult, FractureState, Fragment, ImpactStress, WeakPoints};
 use crate::config::Material;
 use crate::fem::constitutive_matrix;
-use crate::mesh::{TetMesh, NO_NEIGHBOUR};
+use crate::mesh::{MassIntegrals, TetMesh, NO_NEIGHBOUR};
 use crate::modal::{EigenSettings, ModalBasis, ModalError};
-use nalgebra::{Matrix6, Point3, Vector3};
+use nalgebra::{Matrix3, Matrix6, Point3, Vector3};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,6 +49,9 @@ pub struct BreakableBody {
     /// The modal states of the last impact's samples, for
     /// [`Self::last_impact_stress`]; `None` before the body's first.
     pub(super) last_impact_states: Option<Arc<[f32]>>,
+    /// Whether the body is held still (a static body): its rigid motion
+    /// takes no part in an impact's contact.
+    pub(super) held: bool,
 }
 
 /// The part of a parent's mesh a fragment body stands for.
@@ -139,6 +142,7 @@ impl BreakableBody {
             material,
             impacts: 0,
             last_impact_states: None,
+            held: false,
         })
     }
 
@@ -184,6 +188,40 @@ impl BreakableBody {
     /// the tets that were intact when it split off.
     pub fn contains_tet(&self, tet: usize) -> bool {
         self.region.as_ref().is_none_or(|r| r.tets[tet])
+    }
+
+    /// Holds the body still (a static body) or frees it: a free body's
+    /// rigid motion yields to an impact (its mass and inertia enter the
+    /// contact, `hertz::rigid_gains`). Bodies are free when made.
+    pub fn set_held(&mut self, held: bool) {
+        self.held = held;
+    }
+
+    /// Mass (kg), centre of mass (m) and inertia about it (kg·m²) of the
+    /// body's tets (a fragment body's region).
+    fn mass_properties(&self) -> (f64, Point3<f64>, Matrix3<f64>) {
+        let mut integrals = MassIntegrals::default();
+        for (t, tet) in self.mesh.tet_integrals().iter().enumerate() {
+            if self.contains_tet(t) {
+                integrals.add(tet);
+            }
+        }
+        let density = self.material.density_kg_m3;
+        (
+            density * integrals.volume,
+            integrals.centroid(),
+            integrals.inertia_about_centroid(density),
+        )
+    }
+
+    /// The rigid-motion gains of this body at `contacts` (point, normal),
+    /// empty for a held body.
+    pub(super) fn rigid_gains(&self, contacts: &[(Point3<f64>, Vector3<f64>)]) -> Vec<f64> {
+        if self.held {
+            return Vec::new();
+        }
+        let (mass_kg, centre, inertia) = self.mass_properties();
+        super::hertz::rigid_gains(mass_kg, &centre, &inertia, contacts)
     }
 
     /// Whether a crack may start in `tet`: in the region and undamaged.
@@ -250,6 +288,7 @@ impl BreakableBody {
             // A fragment's impacts are its own.
             impacts: 0,
             last_impact_states: None,
+            held: false,
             ..self.clone()
         }
     }
@@ -326,6 +365,7 @@ impl BreakableBody {
             crack_seed: self.crack_seed,
             impacts: 0,
             last_impact_states: None,
+            held: false,
         })
     }
 }

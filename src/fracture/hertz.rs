@@ -24,6 +24,7 @@
 //! damping only lowers E).
 
 use crate::modal::{ModalState, ModeDynamics};
+use nalgebra::{Matrix3, Point3, SymmetricEigen, Vector3};
 use serde::Serialize;
 
 /// Integration steps over the contact time of the stiffest contact
@@ -78,14 +79,6 @@ impl HertzContact {
     pub fn rigid_indentation_m(&self) -> f64 {
         (1.25 * self.mass_kg * self.approach_speed_m_s.powi(2) / self.stiffness).powf(0.4)
     }
-
-    /// Whether the contact can be integrated: finite positive mass,
-    /// stiffness and approach speed.
-    fn is_usable(&self) -> bool {
-        [self.mass_kg, self.stiffness, self.approach_speed_m_s]
-            .iter()
-            .all(|v| v.is_finite() && *v > 0.0)
-    }
 }
 
 /// Why the integration stopped.
@@ -110,9 +103,10 @@ pub struct ContactHistory {
     pub peak_force_n: f64,
     /// Normal impulse exchanged, summed over the contacts (N·s).
     pub impulse_n_s: f64,
-    /// Coefficient of restitution `√(Σ m v_out² / Σ m v_in²)` over the
-    /// contacts' rigid approach speeds (1 for a perfectly elastic exchange;
-    /// below 1 by the energy left in the body's vibration).
+    /// Coefficient of restitution of the striking contact (approaching
+    /// at the start) that exchanged the most impulse: its closing speed after (impactor against the body's rigid
+    /// motion) over its approach speed before; 1 for a perfectly elastic
+    /// exchange, below 1 by the energy left in the body's vibration.
     pub restitution: f64,
     /// Separate contact phases (a ball can strike a vibrating plate again).
     pub phases: usize,
@@ -132,6 +126,10 @@ pub struct ContactModel<'a> {
     /// `g_cj`, contact-major: the modal force of a unit normal force at
     /// contact `c` on mode `j`, and mode j's normal displacement there.
     pub gains: &'a [f64],
+    /// The same for the body's rigid motion, contact-major, as modes of
+    /// zero frequency with unit modal mass ([`rigid_gains`]); empty for a
+    /// body held still.
+    pub rigid_gains: &'a [f64],
     /// The contacts.
     pub contacts: &'a [HertzContact],
 }
@@ -147,10 +145,22 @@ struct Propagator {
 impl Propagator {
     fn new(mode: &ModeDynamics, dt: f64) -> Self {
         let unit = |z, z_dot, force| mode.step(ModalState { z, z_dot }, force, dt);
-        let (from_z, from_rate, from_force) = (unit(1.0, 0.0, 0.0), unit(0.0, 1.0, 0.0), unit(0.0, 0.0, 1.0));
+        let (from_z, from_rate, from_force) = (
+            unit(1.0, 0.0, 0.0),
+            unit(0.0, 1.0, 0.0),
+            unit(0.0, 0.0, 1.0),
+        );
         Self {
             a: [[from_z.z, from_rate.z], [from_z.z_dot, from_rate.z_dot]],
             b: [from_force.z, from_force.z_dot],
+        }
+    }
+
+    /// A rigid-body mode (λ = 0, undamped): `z' = z + ż dt + F dt²/2`.
+    fn free(dt: f64) -> Self {
+        Self {
+            a: [[1.0, dt], [0.0, 1.0]],
+            b: [0.5 * dt * dt, dt],
         }
     }
 
@@ -164,45 +174,83 @@ impl Propagator {
 
 impl ContactModel<'_> {
     /// Integrates the impact from first touch; `record` is called after
-    /// every step with the step's end time and the modal states.
+    /// every step with the step's end time and the elastic modes' states.
     pub fn integrate(&self, record: &mut dyn FnMut(f64, &[ModalState])) -> ContactHistory {
         let m = self.modes.len();
         let n = self.contacts.len();
+        let rigid = if n > 0 { self.rigid_gains.len() / n } else { 0 };
         debug_assert_eq!(self.gains.len(), n * m);
-        if n == 0 || !self.contacts.iter().all(HertzContact::is_usable) {
-            return ContactHistory::default();
-        }
-        let dt = self
-            .contacts
-            .iter()
-            .map(HertzContact::rigid_duration_s)
+        debug_assert_eq!(self.rigid_gains.len(), n * rigid);
+        let all = m + rigid;
+        let gain = |c: usize, j: usize| {
+            if j < m {
+                self.gains[c * m + j]
+            } else {
+                self.rigid_gains[c * rigid + j - m]
+            }
+        };
+        // The mass each contact decelerates against the body's rigid
+        // motion, 1/(1/m_c + Σ_r g_cr²), sets its Hertz time scale.
+        let effective = |c: usize| {
+            let mobility: f64 = (m..all).map(|j| gain(c, j).powi(2)).sum();
+            1.0 / (1.0 / self.contacts[c].mass_kg + mobility)
+        };
+        let usable = (0..n).all(|c| {
+            let h = &self.contacts[c];
+            h.stiffness.is_finite()
+                && h.stiffness > 0.0
+                && h.mass_kg > 0.0
+                && h.approach_speed_m_s.is_finite()
+                && effective(c).is_finite()
+        });
+        let dt = (0..n)
+            .filter(|&c| self.contacts[c].approach_speed_m_s > 0.0)
+            .map(|c| {
+                HertzContact {
+                    mass_kg: effective(c),
+                    ..self.contacts[c]
+                }
+                .rigid_duration_s()
+            })
             .fold(f64::INFINITY, f64::min)
             / STEPS_PER_HERTZ_DURATION;
-        let propagators: Vec<Propagator> = self.modes.iter().map(|d| Propagator::new(d, dt)).collect();
-        let gain = |c: usize, j: usize| self.gains[c * m + j];
+        if n == 0 || !usable || !dt.is_finite() {
+            return ContactHistory::default();
+        }
+        let mut propagators: Vec<Propagator> =
+            self.modes.iter().map(|d| Propagator::new(d, dt)).collect();
+        propagators.extend((0..rigid).map(|_| Propagator::free(dt)));
         // δ_end = δ_free − C F: the indentation at a step's end falls by
-        // C F under the step's forces F (rigid part dt²/2m, modal part
-        // Σ_j g_cj g_dj b_j).
+        // C F under the step's forces F (impactor part dt²/2m, the body's
+        // part Σ_j g_cj g_dj b_j over elastic and rigid modes).
         let mut compliance = vec![0.0; n * n];
         for c in 0..n {
             for d in 0..n {
-                let modal: f64 = (0..m).map(|j| gain(c, j) * gain(d, j) * propagators[j].b[0]).sum();
-                compliance[c * n + d] = modal;
+                compliance[c * n + d] = (0..all)
+                    .map(|j| gain(c, j) * gain(d, j) * propagators[j].b[0])
+                    .sum();
             }
             compliance[c * n + c] += dt * dt / (2.0 * self.contacts[c].mass_kg);
         }
-        // Σ_j g_cj²/λ_j, for the bound on the deflection.
+        // Σ_j g_cj²/λ_j over the elastic modes, for the bound on the
+        // deflection.
         let static_compliance: Vec<f64> = (0..n)
-            .map(|c| (0..m).map(|j| gain(c, j).powi(2) / self.modes[j].eigenvalue).sum())
+            .map(|c| {
+                (0..m)
+                    .map(|j| gain(c, j).powi(2) / self.modes[j].eigenvalue)
+                    .sum()
+            })
             .collect();
 
-        let mut states = vec![ModalState::default(); m];
-        let mut free = vec![ModalState::default(); m];
+        let mut states = vec![ModalState::default(); all];
+        let mut free = vec![ModalState::default(); all];
+        let mut modal_force = vec![0.0; all];
         let mut x = vec![0.0; n];
         let mut v: Vec<f64> = self.contacts.iter().map(|c| c.approach_speed_m_s).collect();
         let mut delta = vec![0.0; n];
         let mut delta_free = vec![0.0; n];
         let mut force = vec![0.0; n];
+        let mut impulses = vec![0.0; n];
         let mut history = ContactHistory {
             time_step_s: dt,
             end: ContactEnd::TimeLimit,
@@ -211,15 +259,15 @@ impl ContactModel<'_> {
         let mut in_contact = false;
         let mut last_separation_s = 0.0;
         for step in 1..=MAX_STEPS {
-            for j in 0..m {
+            for j in 0..all {
                 free[j] = propagators[j].apply(states[j], 0.0);
             }
             for c in 0..n {
-                let w: f64 = (0..m).map(|j| gain(c, j) * free[j].z).sum();
+                let w: f64 = (0..all).map(|j| gain(c, j) * free[j].z).sum();
                 delta_free[c] = x[c] + v[c] * dt - w;
             }
             self.solve_forces(&compliance, &delta, &delta_free, &mut force);
-            let mut modal_force = vec![0.0; m];
+            modal_force.iter_mut().for_each(|g| *g = 0.0);
             for (c, f) in force.iter().enumerate() {
                 if *f > 0.0 {
                     for (j, g) in modal_force.iter_mut().enumerate() {
@@ -227,22 +275,24 @@ impl ContactModel<'_> {
                     }
                 }
             }
-            for j in 0..m {
+            for j in 0..all {
                 states[j] = propagators[j].apply(states[j], modal_force[j]);
             }
             let total: f64 = force.iter().sum();
             for c in 0..n {
-                let mass = self.contacts[c].mass_kg;
-                x[c] += v[c] * dt - force[c] * dt * dt / (2.0 * mass);
-                v[c] -= force[c] * dt / mass;
-                let w: f64 = (0..m).map(|j| gain(c, j) * states[j].z).sum();
+                // An infinite mass (a static body) keeps its speed.
+                let inverse_mass = 1.0 / self.contacts[c].mass_kg;
+                x[c] += v[c] * dt - force[c] * dt * dt * 0.5 * inverse_mass;
+                v[c] -= force[c] * dt * inverse_mass;
+                impulses[c] += force[c] * dt;
+                let w: f64 = (0..all).map(|j| gain(c, j) * states[j].z).sum();
                 delta[c] = x[c] - w;
             }
             let t = step as f64 * dt;
             history.steps = step;
             history.impulse_n_s += total * dt;
             history.peak_force_n = history.peak_force_n.max(total);
-            record(t, &states);
+            record(t, &states[..m]);
             let touching = total > 0.0 || delta.iter().any(|&d| d > 0.0);
             if touching && !in_contact {
                 history.phases += 1;
@@ -251,7 +301,7 @@ impl ContactModel<'_> {
                 last_separation_s = t;
             }
             in_contact = touching;
-            if !touching && self.none_can_close(&states, &x, &v, &static_compliance) {
+            if !touching && self.none_can_close(&states, &x, &v, &static_compliance, &gain) {
                 history.end = ContactEnd::Separated;
                 break;
             }
@@ -261,18 +311,13 @@ impl ContactModel<'_> {
         } else {
             last_separation_s
         };
-        let energy = |speeds: &mut dyn Iterator<Item = (f64, f64)>| -> f64 {
-            speeds.map(|(mass, speed)| mass * speed * speed).sum()
-        };
-        let before = energy(&mut self.contacts.iter().map(|c| (c.mass_kg, c.approach_speed_m_s)));
-        let after = energy(
-            &mut self
-                .contacts
-                .iter()
-                .zip(&v)
-                .map(|(c, &speed)| (c.mass_kg, speed.min(0.0))),
-        );
-        history.restitution = (after / before).sqrt();
+        // Restitution of the striking contact that exchanged the most: its
+        // closing speed after over its approach speed before.
+        let striking = (0..n).filter(|&c| self.contacts[c].approach_speed_m_s > 0.0);
+        if let Some(c) = striking.max_by(|&a, &b| impulses[a].total_cmp(&impulses[b])) {
+            let closing: f64 = v[c] - (m..all).map(|j| gain(c, j) * states[j].z_dot).sum::<f64>();
+            history.restitution = (-closing / self.contacts[c].approach_speed_m_s).max(0.0);
+        }
         history
     }
 
@@ -280,13 +325,22 @@ impl ContactModel<'_> {
     /// each contact solved with the others held (Gauss–Seidel; C is
     /// symmetric positive definite and the Hertz law monotone, so the
     /// sweeps converge), starting from the last step's forces.
-    fn solve_forces(&self, compliance: &[f64], delta: &[f64], delta_free: &[f64], force: &mut [f64]) {
+    fn solve_forces(
+        &self,
+        compliance: &[f64],
+        delta: &[f64],
+        delta_free: &[f64],
+        force: &mut [f64],
+    ) {
         let n = self.contacts.len();
         for _sweep in 0..50 {
             let mut change = 0.0f64;
             let mut scale = 0.0f64;
             for c in 0..n {
-                let others: f64 = (0..n).filter(|&d| d != c).map(|d| compliance[c * n + d] * force[d]).sum();
+                let others: f64 = (0..n)
+                    .filter(|&d| d != c)
+                    .map(|d| compliance[c * n + d] * force[d])
+                    .sum();
                 let a = 0.5 * (delta[c] + delta_free[c] - others);
                 let f = hertz_root(self.contacts[c].stiffness, a, 0.5 * compliance[c * n + c]);
                 change = change.max((f - force[c]).abs());
@@ -299,9 +353,18 @@ impl ContactModel<'_> {
         }
     }
 
-    /// Whether no contact can close again: each impactor recedes and its
-    /// gap exceeds the largest deflection the modal energy allows.
-    fn none_can_close(&self, states: &[ModalState], x: &[f64], v: &[f64], static_compliance: &[f64]) -> bool {
+    /// Whether no contact can close again: at each, the impactor and the
+    /// body's rigid motion draw apart, and the gap exceeds the largest
+    /// elastic deflection the modes' energy allows.
+    fn none_can_close(
+        &self,
+        states: &[ModalState],
+        x: &[f64],
+        v: &[f64],
+        static_compliance: &[f64],
+        gain: &dyn Fn(usize, usize) -> f64,
+    ) -> bool {
+        let m = self.modes.len();
         let energy: f64 = states
             .iter()
             .zip(self.modes)
@@ -309,9 +372,49 @@ impl ContactModel<'_> {
             .sum();
         (0..self.contacts.len()).all(|c| {
             let reach = (2.0 * energy * static_compliance[c]).sqrt();
-            v[c] <= 0.0 && -x[c] > reach
+            let (mut rigid_z, mut rigid_rate) = (0.0, 0.0);
+            for (j, s) in states.iter().enumerate().skip(m) {
+                rigid_z += gain(c, j) * s.z;
+                rigid_rate += gain(c, j) * s.z_dot;
+            }
+            v[c] - rigid_rate <= 0.0 && -(x[c] - rigid_z) > reach
         })
     }
+}
+
+/// Rigid-motion gains of a free body at `contacts` (point, unit normal
+/// into the body; body frame), for [`ContactModel::rigid_gains`]: three
+/// translations `e_i/√M` and three rotations about the principal axes
+/// `a_k` through the centre of mass, of angle `1/√I_k`, each a
+/// zero-frequency mode of unit modal mass. At point p with normal n they
+/// move the surface by `n·e_i/√M` and `n·(a_k × (p − c))/√I_k`.
+/// Contact-major, six per contact.
+pub fn rigid_gains(
+    mass_kg: f64,
+    centre_m: &Point3<f64>,
+    inertia_kg_m2: &Matrix3<f64>,
+    contacts: &[(Point3<f64>, Vector3<f64>)],
+) -> Vec<f64> {
+    let principal = SymmetricEigen::new(*inertia_kg_m2);
+    let largest = principal.eigenvalues.max();
+    let mut gains = Vec::with_capacity(6 * contacts.len());
+    for (point, normal) in contacts {
+        for i in 0..3 {
+            gains.push(normal[i] / mass_kg.sqrt());
+        }
+        for k in 0..3 {
+            let moment = principal.eigenvalues[k];
+            // A needle has no inertia about its axis and no rotation there
+            // that a normal force can drive.
+            if moment > 1e-12 * largest {
+                let axis = principal.eigenvectors.column(k).into_owned();
+                gains.push(normal.dot(&axis.cross(&(point - centre_m))) / moment.sqrt());
+            } else {
+                gains.push(0.0);
+            }
+        }
+    }
+    gains
 }
 
 /// The root `F ≥ 0` of `F = k max(0, a − s F)^{3/2}` (`s ≥ 0`): Newton's
@@ -364,6 +467,7 @@ mod tests {
         let model = ContactModel {
             modes: &[],
             gains: &[],
+            rigid_gains: &[],
             contacts: &[contact],
         };
         model.integrate(&mut |_, _| {})
@@ -384,28 +488,44 @@ mod tests {
                 (0.0..=history.time_step_s * 1.001).contains(&late_s),
                 "{history:?} vs {duration}"
             );
-            assert!((history.peak_force_n / peak - 1.0).abs() < 1e-3, "{history:?} vs {peak}");
+            assert!(
+                (history.peak_force_n / peak - 1.0).abs() < 1e-3,
+                "{history:?} vs {peak}"
+            );
             assert!((history.restitution - 1.0).abs() < 1e-3, "{history:?}");
             let momentum = 2.0 * contact.mass_kg * speed;
-            assert!((history.impulse_n_s / momentum - 1.0).abs() < 1e-3, "{history:?}");
+            assert!(
+                (history.impulse_n_s / momentum - 1.0).abs() < 1e-3,
+                "{history:?}"
+            );
         }
     }
 
     #[test]
     fn agrees_with_a_fine_verlet_integration_of_the_same_model() {
         let contact = steel_ball(2.0);
-        let modes = [ModeDynamics::new(4e8, 0.0, 0.0), ModeDynamics::new(9e9, 0.0, 0.0)];
+        let modes = [
+            ModeDynamics::new(4e8, 0.0, 0.0),
+            ModeDynamics::new(9e9, 0.0, 0.0),
+        ];
         let gains = [0.5, 0.3];
         let model = ContactModel {
             modes: &modes,
             gains: &gains,
+            rigid_gains: &[],
             contacts: &[contact],
         };
         let history = model.integrate(&mut |_, _| {});
         let span_s = history.steps as f64 * history.time_step_s;
         let (peak, impulse) = reference_integration(&modes, &gains, contact, span_s);
-        assert!((history.peak_force_n / peak - 1.0).abs() < 1e-3, "{history:?}, peak {peak}");
-        assert!((history.impulse_n_s / impulse - 1.0).abs() < 1e-3, "{history:?}, impulse {impulse}");
+        assert!(
+            (history.peak_force_n / peak - 1.0).abs() < 1e-3,
+            "{history:?}, peak {peak}"
+        );
+        assert!(
+            (history.impulse_n_s / impulse - 1.0).abs() < 1e-3,
+            "{history:?}, impulse {impulse}"
+        );
     }
 
     /// An independent integration of one contact on undamped modes over
@@ -418,7 +538,10 @@ mod tests {
         span_s: f64,
     ) -> (f64, f64) {
         let m = modes.len();
-        let fastest = modes.iter().map(|d| d.eigenvalue.sqrt()).fold(0.0, f64::max);
+        let fastest = modes
+            .iter()
+            .map(|d| d.eigenvalue.sqrt())
+            .fold(0.0, f64::max);
         let h = (std::f64::consts::TAU / fastest / 1000.0).min(c.rigid_duration_s() / 20_000.0);
         let (mut x, mut v) = (0.0f64, c.approach_speed_m_s);
         let mut z = vec![0.0; m];
@@ -430,7 +553,9 @@ mod tests {
         let (mut f, mut peak) = (0.0, 0.0f64);
         for _ in 0..(span_s / h).ceil() as usize {
             let a_x = -f / c.mass_kg;
-            let a_z: Vec<f64> = (0..m).map(|j| gains[j] * f - modes[j].eigenvalue * z[j]).collect();
+            let a_z: Vec<f64> = (0..m)
+                .map(|j| gains[j] * f - modes[j].eigenvalue * z[j])
+                .collect();
             x += v * h + 0.5 * a_x * h * h;
             for j in 0..m {
                 z[j] += z_dot[j] * h + 0.5 * a_z[j] * h * h;
@@ -450,11 +575,15 @@ mod tests {
     #[test]
     fn energy_left_in_undamped_modes_is_what_the_ball_lost() {
         let contact = steel_ball(1.0);
-        let modes = [ModeDynamics::new(1e8, 0.0, 0.0), ModeDynamics::new(3e9, 0.0, 0.0)];
+        let modes = [
+            ModeDynamics::new(1e8, 0.0, 0.0),
+            ModeDynamics::new(3e9, 0.0, 0.0),
+        ];
         let gains = [1.0, 0.6];
         let model = ContactModel {
             modes: &modes,
             gains: &gains,
+            rigid_gains: &[],
             contacts: &[contact],
         };
         let mut last = Vec::new();
@@ -467,7 +596,10 @@ mod tests {
             .sum();
         let kinetic_in = 0.5 * contact.mass_kg * contact.approach_speed_m_s.powi(2);
         let kinetic_out = kinetic_in * history.restitution.powi(2);
-        assert!(history.restitution < 0.999, "the modes took energy: {history:?}");
+        assert!(
+            history.restitution < 0.999,
+            "the modes took energy: {history:?}"
+        );
         assert!(
             ((kinetic_out + modal) / kinetic_in - 1.0).abs() < 1e-3,
             "in {kinetic_in}, out {kinetic_out} + modes {modal}"
@@ -478,11 +610,86 @@ mod tests {
     }
 
     #[test]
+    fn a_ball_on_a_free_rigid_body_exchanges_the_two_body_impulse() {
+        // A 2 kg block of inertia diag(0.01, 0.02, 0.03) kg·m², struck at
+        // its centre and 5 cm off it: elastic (no modes), so the impulse is
+        // 2v / (1/m + 1/M + (r×n)·I⁻¹(r×n)) and the restitution 1.
+        let inertia = Matrix3::from_diagonal(&Vector3::new(0.01, 0.02, 0.03));
+        let centre = Point3::origin();
+        for offset_m in [0.0, 0.05] {
+            let point = Point3::new(offset_m, 0.0, 0.01);
+            let normal = -Vector3::z();
+            let contact = steel_ball(1.5);
+            let rigid = rigid_gains(2.0, &centre, &inertia, &[(point, normal)]);
+            let model = ContactModel {
+                modes: &[],
+                gains: &[],
+                rigid_gains: &rigid,
+                contacts: &[contact],
+            };
+            let history = model.integrate(&mut |_, _| {});
+            let arm = (point - centre).cross(&normal);
+            let angular = arm.dot(&(inertia.try_inverse().unwrap() * arm));
+            let expected = 2.0 * 1.5 / (1.0 / contact.mass_kg + 1.0 / 2.0 + angular);
+            assert_eq!(history.end, ContactEnd::Separated);
+            assert!(
+                (history.impulse_n_s / expected - 1.0).abs() < 1e-3,
+                "{history:?} vs {expected}"
+            );
+            assert!((history.restitution - 1.0).abs() < 1e-3, "{history:?}");
+        }
+    }
+
+    #[test]
+    fn a_held_body_against_a_static_support_carries_the_strike() {
+        // A ball strikes a free rigid block resting on a static support
+        // below it: the support (infinite mass, at rest) holds the block,
+        // so the ball rebounds as from a fixed body, with the whole
+        // momentum 2mv taken (less the block's elastic bounce: the two
+        // Hertz springs in series make it nearly so).
+        let inertia = Matrix3::from_diagonal(&Vector3::new(0.01, 0.01, 0.01));
+        let centre = Point3::origin();
+        let contacts = [
+            steel_ball(1.0),
+            HertzContact {
+                mass_kg: f64::INFINITY,
+                approach_speed_m_s: 0.0,
+                ..steel_ball(0.0)
+            },
+        ];
+        let rigid = rigid_gains(
+            50.0,
+            &centre,
+            &inertia,
+            &[
+                (Point3::new(0.0, 0.0, 0.02), -Vector3::z()),
+                (Point3::new(0.0, 0.0, -0.02), Vector3::z()),
+            ],
+        );
+        let model = ContactModel {
+            modes: &[],
+            gains: &[],
+            rigid_gains: &rigid,
+            contacts: &contacts,
+        };
+        let history = model.integrate(&mut |_, _| {});
+        // Momentum into the support as well as the ball's: the block
+        // (50 kg) ends nearly at rest, so the total exchanged impulse is
+        // about twice the ball's 2mv.
+        let ball = 2.0 * contacts[0].mass_kg * 1.0;
+        assert!(history.impulse_n_s > 1.8 * ball, "{history:?}");
+        assert!(history.restitution > 0.95, "{history:?}");
+    }
+
+    #[test]
     fn hertz_root_solves_its_equation() {
         for (k, a, s) in [(1e10, 1e-5, 1e-9), (1e10, 1e-5, 0.0), (5e9, 3e-6, 1e-6)] {
             let f = hertz_root(k, a, s);
             let y = (a - s * f).max(0.0);
-            assert!((f - k * y.powf(1.5)).abs() <= 1e-9 * f.max(1.0), "{k} {a} {s}: {f}");
+            assert!(
+                (f - k * y.powf(1.5)).abs() <= 1e-9 * f.max(1.0),
+                "{k} {a} {s}: {f}"
+            );
         }
         assert_eq!(hertz_root(1e10, -1e-6, 1e-9), 0.0);
     }

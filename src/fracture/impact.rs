@@ -3,13 +3,13 @@
 
 use super::contact::contact_patch;
 use super::energy::{EnergyLedger, StrainEnergy};
+use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
 use super::initiation::screen;
 use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
 use crate::config::Material;
-use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
 use crate::modal::GROUP_ELEMENTS;
 use nalgebra::{Point3, Vector3};
 use serde::Serialize;
@@ -36,9 +36,10 @@ pub struct ContactPoint {
 /// The other body of an impact, for the Hertz contact (`hertz` module).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Impactor {
-    /// The mass the contact decelerates (kg): the reduced mass of the
-    /// pair, or the impactor's own mass when the struck body is held; of
-    /// an impactor touching at several points, this contact's share.
+    /// The impactor's mass (kg; infinite for a static body); of an
+    /// impactor touching at several points, this contact's share. The
+    /// struck body's own mass and inertia enter through its rigid motion
+    /// unless it is held ([`BreakableBody::set_held`]).
     pub mass_kg: f64,
     /// The impactor's Young's modulus (Pa).
     pub youngs_modulus_pa: f64,
@@ -234,9 +235,15 @@ impl BreakableBody {
         // both sides) only holds: it takes no part in the impact.
         let contacts: Vec<ContactPoint> = contacts
             .iter()
-            .filter(|c| c.impactor.mass_kg.is_finite() && c.impactor.mass_kg > 0.0)
+            .filter(|c| c.impactor.mass_kg > 0.0 && (c.impactor.mass_kg.is_finite() || !self.held))
             .copied()
             .collect();
+        let rigid_gains = self.rigid_gains(
+            &contacts
+                .iter()
+                .map(|c| (c.point_m, c.normal))
+                .collect::<Vec<_>>(),
+        );
         let hertz: Vec<HertzContact> = contacts
             .iter()
             .map(|c| {
@@ -248,13 +255,26 @@ impl BreakableBody {
                 )
             })
             .collect();
+        // The mass each contact decelerates against the body's rigid
+        // motion: 1/(1/m + Σ_r g_r²), finite for a static impactor on a
+        // free body.
+        let effective_kg: Vec<f64> = (0..contacts.len())
+            .map(|c| {
+                let mobility: f64 = rigid_gains
+                    .get(6 * c..6 * c + 6)
+                    .map_or(0.0, |g| g.iter().map(|g| g * g).sum());
+                1.0 / (1.0 / contacts[c].impactor.mass_kg + mobility)
+            })
+            .collect();
         // The force spreads over the Hertz patch at its largest extent on a
         // rigid half-space, a = √(R δ) (Johnson §4.2): an upper bound
         // of the patch on the flexible body, known before the integration.
         let gains: Vec<f64> = contacts
             .iter()
             .zip(&hertz)
-            .flat_map(|(c, h)| {
+            .zip(&effective_kg)
+            .flat_map(|((c, h), &mass_kg)| {
+                let h = HertzContact { mass_kg, ..*h };
                 let radius = (c.impactor.radius_m * h.rigid_indentation_m()).sqrt();
                 let radius = if radius.is_finite() { radius } else { 0.0 };
                 self.unit_modal_force(&c.point_m, &c.normal, radius)
@@ -263,16 +283,17 @@ impl BreakableBody {
         let model = ContactModel {
             modes: &self.basis.dynamics,
             gains: &gains,
+            rigid_gains: &rigid_gains,
             contacts: &hertz,
         };
         let history = model.integrate(&mut |_, _| {});
         // Impulse response amplitude per mode, |Σ_c J_c g_cj| / ω_j, with
-        // the impulse shared as the mass is.
-        let total_mass_kg: f64 = hertz.iter().map(|h| h.mass_kg).sum();
+        // the impulse shared as the effective masses are.
+        let total_mass_kg: f64 = effective_kg.iter().sum();
         let amplitude: Vec<f64> = (0..m)
             .map(|j| {
                 let g: f64 = (0..contacts.len())
-                    .map(|c| hertz[c].mass_kg / total_mass_kg * gains[c * m + j])
+                    .map(|c| effective_kg[c] / total_mass_kg * gains[c * m + j])
                     .sum();
                 (history.impulse_n_s * g).abs() / self.basis.eigenvalues[j].sqrt()
             })
@@ -297,7 +318,11 @@ impl BreakableBody {
         } else {
             1
         };
-        let dt = if steps > 0 { duration / steps as f64 } else { 0.0 };
+        let dt = if steps > 0 {
+            duration / steps as f64
+        } else {
+            0.0
+        };
         // The integration again, recording the modal states at the samples
         // (it is deterministic; keeping every step's states would cost
         // modes × steps).

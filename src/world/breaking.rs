@@ -154,12 +154,9 @@ impl World {
                     let mut engine = crate::fracture::Counters::default();
                     let body = &mut breakable.body;
                     let outcome = match plan.kind {
-                        FractureKind::Impact => body.impact(
-                            &plan.points,
-                            &settings,
-                            threads,
-                            &mut engine,
-                        ),
+                        FractureKind::Impact => {
+                            body.impact(&plan.points, &settings, threads, &mut engine)
+                        }
                         FractureKind::Static => {
                             body.static_load(&plan.loads, &settings, threads, &mut engine)
                         }
@@ -245,34 +242,24 @@ impl World {
         };
         match kind {
             FractureKind::Impact => {
-                // Each contact's impactor is its other body; one touching at
-                // several points shares its mass among them, and so does the
-                // struck body's own mass among its contacts with static
-                // bodies (as the step's impulses share it).
-                let group = |other: Option<BodyId>| {
-                    other.filter(|&o| self.body(o).is_some_and(|b| b.mass_kg.is_some()))
-                };
-                check.points = impacts
+                // Every contact of the body takes part, supports included
+                // (a static body is an impactor of infinite mass, at rest
+                // or approaching); each contact's impactor is its other
+                // body, and one touching at several points shares its mass
+                // among them as the step's impulses do. The struck body's
+                // own mass enters through its rigid motion.
+                check.points = contacts
                     .iter()
                     .map(|c| {
-                        let same: Vec<&&BodyContact> = impacts
-                            .iter()
-                            .filter(|d| group(d.other) == group(c.other))
-                            .collect();
+                        let same: Vec<&BodyContact> =
+                            contacts.iter().filter(|d| d.other == c.other).collect();
                         let total: f64 = same.iter().map(|d| d.impulse_n_s).sum();
                         let share = if total > 0.0 {
                             c.impulse_n_s / total
                         } else {
                             1.0 / same.len() as f64
                         };
-                        // A body pushed against this contact by another body
-                        // in the same step (a support under a strike) is held
-                        // over the contact's microseconds: its rigid motion
-                        // does not yield, the impactor's whole mass acts.
-                        let held = contacts
-                            .iter()
-                            .any(|d| d.other != c.other && d.normal.dot(&c.normal) < 0.0);
-                        let mut impactor = self.impactor(id, c.other, held);
+                        let mut impactor = self.impactor(c.other);
                         impactor.mass_kg *= share;
                         ContactPoint {
                             point_m: inverse * c.point_m,
@@ -380,26 +367,22 @@ impl World {
         Some(times)
     }
 
-    /// The other body of an impact for the Hertz contact: its material,
-    /// radius of curvature, and the reduced mass of the pair (a static or
-    /// missing other body, and a `held` struck body, have infinite mass).
-    fn impactor(&self, id: BodyId, other: Option<BodyId>, held: bool) -> Impactor {
-        let body = self.body(id).expect("the struck body exists");
-        let own_mass = match body.mass_kg {
-            Some(m) if !held => m,
-            _ => f64::INFINITY,
-        };
-        let other = other.and_then(|o| self.body(o)).unwrap_or(body);
-        let mass_kg = match other.mass_kg {
-            Some(m) if own_mass.is_finite() => own_mass * m / (own_mass + m),
-            Some(m) => m,
-            None => own_mass,
-        };
-        Impactor {
-            mass_kg,
-            youngs_modulus_pa: other.material.youngs_modulus_pa,
-            poisson_ratio: other.material.poisson_ratio,
-            radius_m: other.contact_radius_m,
+    /// The other body of a contact, for the Hertz contact: its mass
+    /// (infinite for a static body), material and radius of curvature; a
+    /// collider without a body is taken as a fixed steel sphere of the
+    /// steel ball's radius.
+    fn impactor(&self, other: Option<BodyId>) -> Impactor {
+        match other.and_then(|o| self.body(o)) {
+            Some(body) => Impactor {
+                mass_kg: body.mass_kg.unwrap_or(f64::INFINITY),
+                youngs_modulus_pa: body.material.youngs_modulus_pa,
+                poisson_ratio: body.material.poisson_ratio,
+                radius_m: body.contact_radius_m,
+            },
+            None => Impactor {
+                mass_kg: f64::INFINITY,
+                ..Impactor::steel_ball()
+            },
         }
     }
 

@@ -242,13 +242,14 @@ impl World {
                         (Some((tets, basis, whole, shape)), _) => {
                             let seed = seed ^ breakable_index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
                             breakable_index += 1;
-                            let body = BreakableBody::new(
+                            let mut body = BreakableBody::new(
                                 Arc::clone(tets),
                                 (*material).clone(),
                                 Arc::clone(basis),
                                 seed,
                             )
                             .map_err(limit_error)?;
+                            body.set_held(spec.kind == BodyKind::Static);
                             let mass = MassProperties::with_inertia_matrix(
                                 world.units.point_to_sim(&whole.centroid_m),
                                 whole.mass_kg as f32,
