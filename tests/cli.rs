@@ -473,7 +473,7 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
             "demo",
             "--lockstep",
             "--seconds",
-            "3.5",
+            "4.5",
             "--record",
             log_arg,
             "--json",
@@ -486,7 +486,7 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
         String::from_utf8_lossy(&out.stderr)
     );
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(summary["haptic"]["ticks"], 3500);
+    assert_eq!(summary["haptic"]["ticks"], 4500);
     for key in ["p50", "p99", "max"] {
         assert!(
             summary["haptic"]["period_error_us"][key].is_number(),
@@ -498,10 +498,10 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
         summary["haptic"]["clock_lag_ms"], 0.0,
         "a virtual clock never falls behind"
     );
-    assert_eq!(summary["syncs"]["total"], 350);
+    assert_eq!(summary["syncs"]["total"], 450);
     assert_eq!(summary["syncs"]["late"], 0, "lockstep waits for every sync");
-    // The main job's point: the strikes break the tile (the first strike
-    // fast enough lands before 3.5 s).
+    // The main job's point: the strikes break the tile (the third strike,
+    // at about 1.6 m/s, lands before 4.5 s).
     let fractures = summary["fractures"].as_array().expect("fractures");
     let first = fractures.first().expect("the tile breaks");
     assert_eq!(first["body"], "tile", "{first}");

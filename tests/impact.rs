@@ -448,7 +448,11 @@ fn the_last_impact_stress_map_peaks_at_the_engines_peak_stress_under_the_strike(
     let settings = FractureSettings::default();
     let tile_material = material("ceramic-tile");
     let r_c = tile_material.rankine_threshold_pa;
-    let mut b = body(tile(), tile_material, 40, 1);
+    // 100 modes: with 40, the truncated basis misses much of the stress
+    // right under the ball (a quasi-static response carried by higher
+    // modes: 3.9, 4.6 and 5.3 MPa there at 40, 100 and 200 modes), and an
+    // edge element of the coarse tile reads more.
+    let mut b = body(tile(), tile_material, 100, 1);
     assert!(b.last_impact_stress().is_none(), "no impact yet");
     let gentle = strike_body(&mut b, 0.1, &settings);
     assert!(gentle.cracks.is_empty());

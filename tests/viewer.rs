@@ -141,12 +141,12 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
     let mut socket = connect(viewer.addr());
     let scene = next(&mut socket).unwrap();
     assert_eq!(scene["type"], "scene");
-    // Paced at twice real time: 2 s of wall time, so the frames a client
-    // sees do not depend on how fast this machine runs the session.
+    // Paced at twice real time: 2.25 s of wall time, so the frames a
+    // client sees do not depend on how fast this machine runs the session.
     let controls = Arc::new(SessionControls::new(Some(2.0)).unwrap());
     let session = std::thread::spawn({
         let feed = Arc::clone(&feed);
-        move || controlled_demo(4.0, Some(feed), Some(controls))
+        move || controlled_demo(4.5, Some(feed), Some(controls))
     });
     let mut bodies: BTreeMap<u64, Value> = BTreeMap::new();
     let mut fractures = Vec::new();
@@ -192,7 +192,7 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
 
     // The tile breaks; its fragments arrive as bodies of their own whose
     // surfaces enclose the tile's volume, less the debris.
-    let first = fractures.first().expect("the tile breaks within 4 s");
+    let first = fractures.first().expect("the tile breaks within 4.5 s");
     assert_eq!(first["body"], "tile");
     let fragments: Vec<u64> = serde_json::from_value(first["fragments"].clone()).unwrap();
     assert!(fragments.len() >= 2);

@@ -286,7 +286,7 @@ impl BreakableBody {
             rigid_gains: &rigid_gains,
             contacts: &hertz,
         };
-        let history = model.integrate(&mut |_, _| {});
+        let history = model.integrate();
         // Impulse response amplitude per mode, |Σ_c J_c g_cj| / ω_j, with
         // the impulse shared as the effective masses are.
         let total_mass_kg: f64 = effective_kg.iter().sum();
@@ -327,13 +327,9 @@ impl BreakableBody {
         // (it is deterministic; keeping every step's states would cost
         // modes × steps).
         let mut z = vec![0.0f32; m * steps];
-        let mut taken = 0;
-        model.integrate(&mut |t, states| {
-            if taken < steps && t >= (taken + 1) as f64 * dt - 0.5 * history.time_step_s {
-                for (slot, s) in z[taken * m..(taken + 1) * m].iter_mut().zip(states) {
-                    *slot = s.z as f32;
-                }
-                taken += 1;
+        model.sample(dt, steps, &mut |k, states| {
+            for (slot, s) in z[k * m..(k + 1) * m].iter_mut().zip(states) {
+                *slot = s.z as f32;
             }
         });
         self.keep_impact(&z);

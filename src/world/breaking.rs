@@ -261,11 +261,14 @@ impl World {
                         };
                         let mut impactor = self.impactor(c.other);
                         impactor.mass_kg *= share;
+                        // A contact slower than an impact is a support at
+                        // rest (it is a held load to the static check).
+                        let striking = c.approach_speed_m_s > self.settings.impact_speed_m_s;
                         ContactPoint {
                             point_m: inverse * c.point_m,
                             normal: inverse * c.normal,
                             impulse_n_s: c.impulse_n_s,
-                            relative_speed_m_s: c.approach_speed_m_s,
+                            relative_speed_m_s: if striking { c.approach_speed_m_s } else { 0.0 },
                             impactor,
                         }
                     })
@@ -305,6 +308,8 @@ impl World {
             contact_s = outcome.contact.duration_s,
             contact_impulse_n_s = outcome.contact.impulse_n_s,
             restitution = outcome.contact.restitution,
+            contact_steps = outcome.contact.steps,
+            contact_end = ?outcome.contact.end,
             cracks = outcome.cracks.len(),
             check_s = result.check_s,
             "fracture check"
