@@ -196,21 +196,36 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("scene {} (seed {})", scene.path.display(), args.seed);
-    println!("height_m  broke  at_s     fragments  crack_area_m2  peak_impulse_N·s  step_mean_ms  step_max_ms");
+    println!(
+        "height_m  broke  at_s     fragments  crack_area_m2  peak_impulse_N·s  \
+         landing_m/s  strike_N·s   contact_peak_N  contact_us  restitution  \
+         step_mean_ms  step_max_ms"
+    );
     for TimedDrop {
         run: r,
         step_ms_mean,
         step_ms_max,
     } in &runs
     {
+        let landing = r.first_impact.as_ref();
+        let column = |value: Option<f64>, width: usize, precision: usize| {
+            value.map_or(format!("{:>width$}", "-"), |v| {
+                format!("{v:width$.precision$}")
+            })
+        };
         println!(
-            "{:8.3}  {:5}  {:7}  {:9}  {:13.3e}  {:16.4}  {:12.3}  {:11.3}",
+            "{:8.3}  {:5}  {:7}  {:9}  {:13.3e}  {:16.4}  {}  {}  {}  {}  {}  {:12.3}  {:11.3}",
             r.height_m,
             r.broke,
             r.break_time_s.map_or("-".into(), |t| format!("{t:.4}")),
             r.fragments,
             r.crack_area_m2,
             r.peak_contact_impulse_n_s,
+            column(landing.map(|i| i.approach_speed_m_s), 11, 3),
+            column(landing.map(|i| i.contact.striking_impulse_n_s), 11, 4),
+            column(landing.map(|i| i.contact.peak_force_n), 14, 1),
+            column(landing.map(|i| i.contact.duration_s * 1e6), 10, 1),
+            column(landing.map(|i| i.contact.restitution), 11, 3),
             step_ms_mean,
             step_ms_max,
         );

@@ -103,12 +103,17 @@ pub struct ContactHistory {
     pub duration_s: f64,
     /// Largest total contact force (N).
     pub peak_force_n: f64,
-    /// Normal impulse exchanged, summed over the contacts (N·s).
+    /// Normal impulse exchanged, summed over the contacts, supports
+    /// included (N·s).
     pub impulse_n_s: f64,
-    /// Coefficient of restitution of the striking contact (approaching
-    /// at the start) that exchanged the most impulse: its closing speed after (impactor against the body's rigid
-    /// motion) over its approach speed before; 1 for a perfectly elastic
-    /// exchange, below 1 by the energy left in the body's vibration.
+    /// Normal impulse of the striking contact (approaching at the start)
+    /// that exchanged the most (N·s): the strike itself.
+    pub striking_impulse_n_s: f64,
+    /// Coefficient of restitution of that striking contact: its closing
+    /// speed after (impactor against the body's rigid motion) over its
+    /// approach speed before; 1 for a perfectly elastic exchange, below 1
+    /// by the energy left in the body's vibration (with several contacts,
+    /// the others can add to it).
     pub restitution: f64,
     /// Separate contact phases (a ball can strike a vibrating plate again).
     pub phases: usize,
@@ -413,6 +418,7 @@ impl ContactModel<'_> {
         if let Some(c) = striking.max_by(|&a, &b| impulses[a].total_cmp(&impulses[b])) {
             let closing: f64 = v[c] - (m..all).map(|j| gain(c, j) * states[j].z_dot).sum::<f64>();
             history.restitution = (-closing / self.contacts[c].approach_speed_m_s).max(0.0);
+            history.striking_impulse_n_s = impulses[c];
         }
         history
     }

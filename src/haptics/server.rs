@@ -265,7 +265,7 @@ pub fn serve(mut inputs: ServeInputs) -> Result<Summary, ServerError> {
         let simulation = &mut ran.simulation;
         if let Some(publisher) = simulation.view.as_mut() {
             let time_s = tick as f64 * session.fixed.tick_s;
-            publisher.hand_over(&simulation.world, time_s, tick, true);
+            publisher.finish(&simulation.world, time_s, tick);
         }
     }
     if let Some(feed) = view {

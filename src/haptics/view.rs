@@ -320,6 +320,8 @@ pub(super) struct ViewPublisher {
     last_publish: Option<Instant>,
     /// Session time and tick of a sync whose state is not handed over yet.
     stale: Option<(f64, u64)>,
+    /// The tick of the last frame handed over.
+    handed_tick: Option<u64>,
     /// The serial of each breakable body's last impact handed over.
     impacts_seen: std::collections::BTreeMap<BodyId, u64>,
 }
@@ -336,6 +338,7 @@ impl ViewPublisher {
             },
             last_publish: None,
             stale: None,
+            handed_tick: None,
             impacts_seen: std::collections::BTreeMap::new(),
         }
     }
@@ -414,7 +417,7 @@ impl ViewPublisher {
     /// Hands what is not handed over yet to the feed, with the world's
     /// poses, waiting for the reader's lock only if `wait` (at the end of a
     /// session, so that the viewer gets the last frame).
-    pub(super) fn hand_over(&mut self, world: &World, time_s: f64, tick: u64, wait: bool) {
+    fn hand_over(&mut self, world: &World, time_s: f64, tick: u64, wait: bool) {
         self.unsent.time_s = time_s;
         self.unsent.tick = tick;
         self.unsent.poses = poses(world);
@@ -441,6 +444,17 @@ impl ViewPublisher {
         }
         self.last_publish = Some(Instant::now());
         self.stale = None;
+        self.handed_tick = Some(tick);
+    }
+
+    /// At the session's end: hands the state at `tick` over, waiting for
+    /// the reader's lock, unless the last frame already showed it (a
+    /// reader sees each tick once).
+    pub(super) fn finish(&mut self, world: &World, time_s: f64, tick: u64) {
+        if self.stale.is_none() && self.handed_tick == Some(tick) {
+            return;
+        }
+        self.hand_over(world, time_s, tick, true);
     }
 }
 

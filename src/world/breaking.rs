@@ -5,7 +5,9 @@ use super::contacts::{BodyContact, Kinematics};
 use super::shapes::{contact_radius_m, fragment_shape, Surface};
 use super::units::{glam, vector};
 use super::{BodyId, Breakable, Counters, EventTimes, StepInputs, World, WorldBody};
-use crate::fracture::{ContactPoint, Fragment, ImpactOutcome, Impactor, StaticLoad};
+use crate::fracture::{
+    ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, StaticLoad,
+};
 use nalgebra::Vector3;
 use rapier3d::dynamics::MassProperties;
 use rapier3d::dynamics::RigidBodyBuilder;
@@ -77,6 +79,20 @@ pub struct FractureEvent {
     pub fragments_momentum_n_s: [f64; 3],
 }
 
+/// An impact check of the last step, cracked or not: the contact the
+/// fracture engine computed for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ImpactCheck {
+    /// The struck body.
+    pub body: BodyId,
+    /// Largest normal approach speed of its contacts (m/s).
+    pub approach_speed_m_s: f64,
+    /// The computed contact.
+    pub contact: ContactHistory,
+    /// Largest principal stress found (Pa; a lower bound below R_c).
+    pub peak_stress_pa: f64,
+}
+
 /// One body's fracture check, planned from the step's contacts.
 struct CheckPlan {
     id: BodyId,
@@ -114,6 +130,7 @@ impl World {
     ) -> usize {
         let mut contacts = std::mem::take(&mut self.contacts);
         contacts.clear();
+        self.impacts.clear();
         let breakable = |id: BodyId| self.body(id).is_some_and(|b| b.breakable.is_some());
         let outside_sub_world =
             |id: BodyId| breakable(id) && inputs.sub_world_members.binary_search(&id).is_err();
@@ -185,6 +202,18 @@ impl World {
                 body.breakable = Some(breakable);
             }
             counters.engine.add(&result.engine);
+            if plan.kind == FractureKind::Impact {
+                self.impacts.push(ImpactCheck {
+                    body: plan.id,
+                    approach_speed_m_s: plan
+                        .points
+                        .iter()
+                        .map(|p| p.relative_speed_m_s)
+                        .fold(0.0, f64::max),
+                    contact: result.outcome.contact,
+                    peak_stress_pa: result.outcome.peak_stress_pa,
+                });
+            }
             let range = plan.contacts.clone();
             if let Some(times) = self.finish_check(&contacts[range], plan, result) {
                 counters.events.push(times);

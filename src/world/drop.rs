@@ -2,7 +2,9 @@
 //! height above another, run headless until it has had time to land and
 //! settle.
 
-use super::{write_obj_frame, BodyId, Counters, SceneAssets, StepInputs, World, WorldError};
+use super::{
+    write_obj_frame, BodyId, Counters, ImpactCheck, SceneAssets, StepInputs, World, WorldError,
+};
 use crate::config::{ConfigError, Scene};
 use nalgebra::{Isometry3, Translation3, Vector3};
 use serde::Serialize;
@@ -22,8 +24,11 @@ pub struct DropRun {
     /// Crack area (m²).
     pub crack_area_m2: f64,
     /// Largest total normal impulse of the dropped body on the target (and
-    /// its pieces) in one step (N·s).
+    /// its pieces) in one step of rapier's solver (N·s).
     pub peak_contact_impulse_n_s: f64,
+    /// The first impact check on the target: the landing, with the contact
+    /// the fracture engine computed for it.
+    pub first_impact: Option<ImpactCheck>,
     /// Fracture checks that cracked something.
     pub fracture_events: usize,
     /// World steps run.
@@ -89,6 +94,7 @@ pub fn drop_run(
             }
         })?;
     let mut peak_impulse: f64 = 0.0;
+    let mut first_impact = None;
     for step in 0..steps {
         if let Some(frames) = frames {
             if step % frames.every_steps.max(1) == 0 {
@@ -109,6 +115,13 @@ pub fn drop_run(
             .map(|c| c.impulse_n_s)
             .fold(0.0, |a, b| a + b);
         peak_impulse = peak_impulse.max(on_target);
+        if first_impact.is_none() {
+            first_impact = world
+                .last_impacts()
+                .iter()
+                .find(|i| world.descends_from(i.body, target))
+                .copied();
+        }
     }
     let events: Vec<_> = world
         .events()
@@ -133,6 +146,7 @@ pub fn drop_run(
             .map(|e| e.crack_area_m2)
             .fold(0.0, |a, b| a + b),
         peak_contact_impulse_n_s: peak_impulse,
+        first_impact,
         fracture_events: events.len(),
         steps,
         simulated_s: world.time_s(),

@@ -20,7 +20,7 @@ mod shapes;
 mod sub;
 mod units;
 
-pub use breaking::{FractureEvent, FractureKind};
+pub use breaking::{FractureEvent, FractureKind, ImpactCheck};
 pub use build::{SceneAssets, WorldError};
 pub use contacts::BodyContact;
 pub use drop::{drop_run, place_above, DropRun, FrameOutput};
@@ -178,6 +178,8 @@ pub struct World {
     /// Scratch, per step: kinematics before the step, by body id.
     before: Vec<Kinematics>,
     contacts: Vec<BodyContact>,
+    /// The last step's impact checks.
+    impacts: Vec<ImpactCheck>,
     /// Fragments' own modal analyses, if enabled.
     own_bases: Option<own_basis::OwnBases>,
 }
@@ -210,6 +212,7 @@ impl World {
             events: Vec::new(),
             before: Vec::new(),
             contacts: Vec::new(),
+            impacts: Vec::new(),
             own_bases: None,
         }
     }
@@ -276,6 +279,11 @@ impl World {
     /// The contacts of the last step on breakable bodies.
     pub fn last_contacts(&self) -> &[BodyContact] {
         &self.contacts
+    }
+
+    /// The last step's impact checks, with the contact computed for each.
+    pub fn last_impacts(&self) -> &[ImpactCheck] {
+        &self.impacts
     }
 
     /// Number of live bodies.
