@@ -271,6 +271,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 "steps": o.steps,
                 "peak_stress_pa": o.peak_stress_pa,
                 "elements_evaluated": o.elements_evaluated,
+                "contact": o.contact,
             })).collect::<Vec<_>>(),
             "milliseconds": milliseconds,
         });
@@ -278,8 +279,12 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     } else {
         for o in &outcomes {
             println!(
-                "event: contact {:.1} µs in {} step(s) of {:.1} µs, peak principal stress {:.2} MPa (R_c {:.1} MPa)",
+                "event: contact {:.1} µs (peak force {:.1} N, impulse {:.4} N·s, restitution {:.3}), \
+                 sampled in {} step(s) of {:.1} µs, peak principal stress {:.2} MPa (R_c {:.1} MPa)",
                 o.contact_duration_s * 1e6,
+                o.contact.peak_force_n,
+                o.contact.striking_impulse_n_s,
+                o.contact.restitution,
                 o.steps,
                 o.time_step_s * 1e6,
                 o.peak_stress_pa / 1e6,
