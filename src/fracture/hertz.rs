@@ -816,6 +816,57 @@ mod tests {
     }
 
     #[test]
+    fn a_block_struck_against_a_support_keeps_the_energy() {
+        // A light block (50 g) squeezed between a heavy ball (1 kg)
+        // striking from above and a support below, two contacts solved
+        // together. Everything is elastic, so the ball's and the block's
+        // kinetic energy at the end is the ball's at the start.
+        let block_kg = 0.05;
+        let inertia = Matrix3::from_diagonal(&Vector3::new(1e-5, 1e-5, 1e-5));
+        let contacts = [
+            HertzContact {
+                mass_kg: 1.0,
+                ..steel_ball(1.0)
+            },
+            HertzContact {
+                mass_kg: f64::INFINITY,
+                approach_speed_m_s: 0.0,
+                ..steel_ball(0.0)
+            },
+        ];
+        let rigid = rigid_gains(
+            block_kg,
+            &Point3::origin(),
+            &inertia,
+            &[
+                (Point3::new(0.0, 0.0, 0.01), -Vector3::z()),
+                (Point3::new(0.0, 0.0, -0.01), Vector3::z()),
+            ],
+        );
+        let model = ContactModel {
+            modes: &[],
+            gains: &[],
+            rigid_gains: &rigid,
+            contacts: &contacts,
+        };
+        let history = model.integrate();
+        assert_eq!(history.end, ContactEnd::Separated, "{history:?}");
+        // Downward positive: the ball loses what it gave the block, which
+        // the support takes back.
+        let ball_kg = contacts[0].mass_kg;
+        let on_ball = history.striking_impulse_n_s;
+        let on_support = history.impulse_n_s - on_ball;
+        let ball_m_s = 1.0 - on_ball / ball_kg;
+        let block_m_s = (on_ball - on_support) / block_kg;
+        let energy = 0.5 * ball_kg * ball_m_s.powi(2) + 0.5 * block_kg * block_m_s.powi(2);
+        let start = 0.5 * ball_kg;
+        assert!(
+            (energy / start - 1.0).abs() < 1e-3,
+            "{energy} J after, {start} J before: {history:?}"
+        );
+    }
+
+    #[test]
     fn hertz_root_solves_its_equation() {
         for (k, a, s) in [(1e10, 1e-5, 1e-9), (1e10, 1e-5, 0.0), (5e9, 3e-6, 1e-6)] {
             let f = hertz_root(k, a, s);
