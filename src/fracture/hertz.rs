@@ -92,7 +92,8 @@ pub enum ContactEnd {
     None,
     /// Every contact separated and no striking one can close again.
     Separated,
-    /// A striking contact could still close after [`HORIZON_HERTZ_DURATIONS`].
+    /// A striking contact could still close after 100 Hertz durations of
+    /// the fastest: no longer an impact but a body settling on another.
     TimeLimit,
 }
 
