@@ -249,7 +249,7 @@ fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
     assert!(impulse.z < -0.3, "the ball pushes the tile down: {impulse}");
 }
 
-/// The tile of `tile-on-supports` struck by its ball from 4 m, stepped
+/// The tile of `tile-on-supports` struck by its ball from 2 m, stepped
 /// until it splits; the world with own bases for fragments of at least
 /// `min_tets` intact tets if given. The split's fragments.
 fn broken_tile(own_bases_min_tets: Option<usize>) -> (World, Vec<BodyId>) {
@@ -260,7 +260,7 @@ fn broken_tile(own_bases_min_tets: Option<usize>) -> (World, Vec<BodyId>) {
         world.enable_own_bases(BasisWorker::spawn(None, pool).unwrap(), min_tets);
     }
     let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
-    place_above(&mut world, ball, tile, 4.0);
+    place_above(&mut world, ball, tile, 2.0);
     for _ in 0..1200 {
         world.step(&StepInputs::default(), threads(), &mut Counters::default());
         if let Some(e) = world.events().iter().find(|e| !e.fragments.is_empty()) {
@@ -268,7 +268,7 @@ fn broken_tile(own_bases_min_tets: Option<usize>) -> (World, Vec<BodyId>) {
             return (world, fragments);
         }
     }
-    panic!("a 4 m drop breaks the tile");
+    panic!("a 2 m drop breaks the tile");
 }
 
 /// The peak stress of `body`'s static response to 1 N pressing on its
