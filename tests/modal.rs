@@ -348,10 +348,10 @@ fn strain_energy_from_node_displacements_matches_the_modal_stresses() {
             .map(|j| if j % 2 == 0 { -2e-3 } else { 5e-4 })
             .collect(),
     ];
-    let mut energy = StrainEnergy::new(&mesh, basis.displacement(), &c);
+    let mut energy = StrainEnergy::new(&mesh, basis.displacement(), None, &c);
     for round in 0..2 {
         for z in &states {
-            energy.set_state(z);
+            energy.set_state(z, &[]);
             for t in (round..mesh.tet_count()).step_by(7) {
                 let s = nalgebra::Vector6::from(basis.stress().element_stress(t, z).map(f64::from));
                 let expected = 0.5 * s.dot(&(compliance * s));
@@ -387,11 +387,11 @@ fn pending_densities_on_the_pool_equal_the_serial_ones() {
             .collect()
     };
     let mut serial = ledgers_of(5);
-    let mut energy = StrainEnergy::new(&mesh, basis.displacement(), &c);
+    let mut energy = StrainEnergy::new(&mesh, basis.displacement(), None, &c);
     let serial_totals: Vec<u64> = serial
         .iter_mut()
         .map(|(s, ledger)| {
-            energy.set_state(&states[*s]);
+            energy.set_state(&states[*s], &[]);
             ledger.complete(&mut |t| energy.density(t)).to_bits()
         })
         .collect();
@@ -399,7 +399,7 @@ fn pending_densities_on_the_pool_equal_the_serial_ones() {
     let pending = energy.pending_densities();
     rayon::scope(|scope| {
         for (index, (s, ledger)) in parallel.iter().enumerate() {
-            pending.spawn(scope, index, &states[*s], ledger);
+            pending.spawn(scope, index, &states[*s], &[], ledger);
         }
     });
     let mut ledgers: Vec<EnergyLedger> = parallel.into_iter().map(|(_, l)| l).collect();

@@ -51,6 +51,10 @@ pub struct Args {
     #[arg(long, default_value_t = FractureSettings::default().max_cracks_per_sample,
           value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
     pub cracks_per_sample: usize,
+    /// Leave out the static correction of the modes not retained: stresses
+    /// from the modal sum alone (Glondu 2012 §3.3.4), for comparison.
+    #[arg(long)]
+    pub no_static_correction: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -179,6 +183,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let fracture_settings = FractureSettings {
         energy_length_m: args.energy_length,
         max_cracks_per_sample: args.cracks_per_sample,
+        static_correction: !args.no_static_correction,
         seed: args.seed,
         ..Default::default()
     };

@@ -2,6 +2,7 @@
 //! points, and the region of the mesh it stands for.
 
 use super::fragments::distinct;
+use super::impact_stress::ResidualField;
 use super::surface::resolved_octaves;
 use super::{fragments, BasisJob, BasisResult, FractureState, Fragment, ImpactStress, WeakPoints};
 use crate::config::Material;
@@ -49,6 +50,8 @@ pub struct BreakableBody {
     /// The modal states of the last impact's samples, for
     /// [`Self::last_impact_stress`]; `None` before the body's first.
     pub(super) last_impact_states: Option<Arc<[f32]>>,
+    /// The last impact's static correction and contact forces.
+    pub(super) last_impact_residual: Option<(Arc<ResidualField>, Arc<[f32]>)>,
     /// Whether the body is held still (a static body): its rigid motion
     /// takes no part in an impact's contact.
     pub(super) held: bool,
@@ -142,6 +145,7 @@ impl BreakableBody {
             material,
             impacts: 0,
             last_impact_states: None,
+            last_impact_residual: None,
             held: false,
         })
     }
@@ -154,6 +158,7 @@ impl BreakableBody {
             basis: Arc::clone(&self.basis),
             tets: self.region.as_ref().map(|r| Arc::clone(&r.tets)),
             states: Arc::clone(self.last_impact_states.as_ref()?),
+            residual: self.last_impact_residual.clone(),
             threshold_pa: self.material.rankine_threshold_pa,
             serial: self.impacts,
         })
@@ -288,6 +293,7 @@ impl BreakableBody {
             // A fragment's impacts are its own.
             impacts: 0,
             last_impact_states: None,
+            last_impact_residual: None,
             held: false,
             ..self.clone()
         }
@@ -365,6 +371,7 @@ impl BreakableBody {
             crack_seed: self.crack_seed,
             impacts: 0,
             last_impact_states: None,
+            last_impact_residual: None,
             held: false,
         })
     }

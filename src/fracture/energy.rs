@@ -20,26 +20,35 @@ const LEDGER_TASK_ELEMENTS: usize = 256;
 pub struct StrainEnergy<'a> {
     mesh: &'a TetMesh,
     table: &'a ModalDisplacement,
+    /// The static correction's residual shapes, a column per contact.
+    residual: Option<&'a ModalDisplacement>,
     stiffness: &'a Matrix6<f64>,
-    /// The modal coordinates of the current state, and its stamp (from 1).
+    /// The modal coordinates and contact forces of the current state, and
+    /// its stamp (from 1).
     z: &'a [f32],
+    forces: &'a [f32],
     state: u32,
     node_state: Vec<u32>,
     node_displacement: Vec<[f32; 3]>,
 }
 
 impl<'a> StrainEnergy<'a> {
-    /// `stiffness` is the constitutive matrix C of the body's material.
+    /// `stiffness` is the constitutive matrix C of the body's material;
+    /// `residual`, the static correction's residual shapes, adds their
+    /// displacements at the contact forces of each state.
     pub fn new(
         mesh: &'a TetMesh,
         table: &'a ModalDisplacement,
+        residual: Option<&'a ModalDisplacement>,
         stiffness: &'a Matrix6<f64>,
     ) -> Self {
         Self {
             mesh,
             table,
+            residual,
             stiffness,
             z: &[],
+            forces: &[],
             state: 0,
             node_state: Vec::new(),
             node_displacement: Vec::new(),
@@ -51,19 +60,22 @@ impl<'a> StrainEnergy<'a> {
         PendingDensities {
             mesh: self.mesh,
             table: self.table,
+            residual: self.residual,
             stiffness: self.stiffness,
             workers: WorkerLocal::new(),
             done: Mutex::new(Vec::new()),
         }
     }
 
-    /// Makes `z` the modal state of the densities that follow; the node
-    /// displacements of the current state are kept if `z` is that state.
-    pub fn set_state(&mut self, z: &'a [f32]) {
+    /// Makes `z` and `forces` (one per residual shape) the state of the
+    /// densities that follow; the node displacements of the current state
+    /// are kept if `z` is that state.
+    pub fn set_state(&mut self, z: &'a [f32], forces: &'a [f32]) {
         if std::ptr::eq(self.z, z) && self.state != 0 {
             return;
         }
         self.z = z;
+        self.forces = forces;
         self.state = self.state.wrapping_add(1);
         if self.state == 0 {
             self.node_state.fill(0);
@@ -84,7 +96,12 @@ impl<'a> StrainEnergy<'a> {
             let n = n as usize;
             if self.node_state[n] != self.state {
                 self.node_state[n] = self.state;
-                self.node_displacement[n] = self.table.node_displacement(n, self.z);
+                let mut u = self.table.node_displacement(n, self.z);
+                if let Some(residual) = self.residual {
+                    let r = residual.node_displacement(n, self.forces);
+                    u = std::array::from_fn(|c| u[c] + r[c]);
+                }
+                self.node_displacement[n] = u;
             }
             Vector3::from(self.node_displacement[n].map(f64::from))
         });
@@ -202,6 +219,7 @@ impl EnergyLedger {
 pub struct PendingDensities<'a> {
     mesh: &'a TetMesh,
     table: &'a ModalDisplacement,
+    residual: Option<&'a ModalDisplacement>,
     stiffness: &'a Matrix6<f64>,
     workers: WorkerLocal<StrainEnergy<'a>>,
     /// Per finished task: its ledger, its place among the ledger's tasks,
@@ -211,12 +229,14 @@ pub struct PendingDensities<'a> {
 
 impl<'a> PendingDensities<'a> {
     /// Spawns on `scope` the evaluation of `ledger`'s pending densities at
-    /// modal state `z`; `index` is the ledger's place in [`Self::fill`].
+    /// modal state `z` and contact `forces`; `index` is the ledger's place
+    /// in [`Self::fill`].
     pub fn spawn<'s>(
         &'s self,
         scope: &rayon::Scope<'s>,
         index: usize,
         z: &'a [f32],
+        forces: &'a [f32],
         ledger: &EnergyLedger,
     ) {
         let pending: Arc<[u32]> = ledger.pending().map(|e| e as u32).collect();
@@ -225,9 +245,9 @@ impl<'a> PendingDensities<'a> {
             scope.spawn(move |_| {
                 let elements = &pending[start..(start + LEDGER_TASK_ELEMENTS).min(pending.len())];
                 let densities = self.workers.with(
-                    || StrainEnergy::new(self.mesh, self.table, self.stiffness),
+                    || StrainEnergy::new(self.mesh, self.table, self.residual, self.stiffness),
                     |energy| {
-                        energy.set_state(z);
+                        energy.set_state(z, forces);
                         elements
                             .iter()
                             .map(|&e| energy.density(e as usize))

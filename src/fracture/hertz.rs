@@ -11,7 +11,10 @@
 //! weights). The indentation is `δ_c = x_c − w_c`, `x_c` the impactor's
 //! approach relative to the body's rigid motion (its mass `m_c` is the
 //! reduced mass of the pair, or the impactor's own mass when the body is
-//! held).
+//! held). The modes the basis leaves out follow the force
+//! quasi-statically (the static correction, `modal::StaticCorrection`):
+//! they add `w_c += Σ_d R_cd F_d` with no state of their own, a spring in
+//! series with Hertz's (issue 26 §3).
 //!
 //! The modes advance exactly over a step under a constant force
 //! ([`ModeDynamics::step`]); the force of a step is the Hertz force at the
@@ -143,6 +146,11 @@ pub struct ContactModel<'a> {
     pub rigid_gains: &'a [f64],
     /// The contacts.
     pub contacts: &'a [HertzContact],
+    /// `R_cd` (m/N), contact-major, or empty: the deflection at contact c
+    /// per newton at contact d of the modes left out, which follow the
+    /// force quasi-statically (the residual flexibility of the static
+    /// correction, `modal::StaticCorrection`).
+    pub residual_compliance: &'a [f64],
 }
 
 /// Exact one-step propagation of a mode under a constant force:
@@ -183,13 +191,17 @@ impl Propagator {
     }
 }
 
+/// What [`ContactModel::sample`] calls at each sample: its index, the
+/// elastic modes' states and each contact's force (N).
+pub(super) type SampleRecorder<'a> = dyn FnMut(usize, &[ModalState], &[f64]) + 'a;
+
 /// Where the integration records the elastic modes' states.
 struct Sampling<'r> {
     /// Interval between samples (s); the first is one interval in.
     every_s: f64,
     /// Samples wanted; the integration stops after the last.
     count: usize,
-    record: &'r mut dyn FnMut(usize, &[ModalState]),
+    record: &'r mut SampleRecorder<'r>,
 }
 
 impl ContactModel<'_> {
@@ -198,11 +210,17 @@ impl ContactModel<'_> {
         self.run(None)
     }
 
-    /// Integrates the impact again, calling `record(k, states)` with the
-    /// elastic modes' states at `(k + 1) every_s` for `k < count` (during a
-    /// contact at the nearest step's end, between contacts exactly), and
-    /// stops after the last sample.
-    pub fn sample(&self, every_s: f64, count: usize, record: &mut dyn FnMut(usize, &[ModalState])) {
+    /// Integrates the impact again, calling `record(k, states, forces)`
+    /// with the elastic modes' states and each contact's Hertz force (N) at
+    /// `(k + 1) every_s` for `k < count` (during a contact at the nearest
+    /// step's end, between contacts exactly), and stops after the last
+    /// sample.
+    pub fn sample(
+        &self,
+        every_s: f64,
+        count: usize,
+        record: &mut SampleRecorder<'_>,
+    ) {
         if count > 0 && every_s > 0.0 {
             self.run(Some(Sampling {
                 every_s,
@@ -271,7 +289,8 @@ impl ContactModel<'_> {
             p
         };
         let propagators = propagators_over(dt);
-        // δ_end = δ_free − C F: the indentation at a step's end falls by
+        // δ_end = δ_free − C F: the indentation at a step's end (less the
+        // residual deflection, which has no state) falls by
         // C F under the step's forces F (impactor part dt²/2m, the body's
         // part Σ_j g_cj g_dj b_j over elastic and rigid modes).
         let mut compliance = vec![0.0; n * n];
@@ -282,6 +301,16 @@ impl ContactModel<'_> {
                     .sum();
             }
             compliance[c * n + c] += dt * dt / (2.0 * self.contacts[c].mass_kg);
+        }
+        // The mid-point indentation falls by H F under the step's forces:
+        // half the dynamic compliance (the gap at the step's end falls by
+        // C F, at its start not at all) and all of the residual one (the
+        // modes left out deflect with the force at once).
+        let mut half_compliance: Vec<f64> = compliance.iter().map(|c| 0.5 * c).collect();
+        if self.residual_compliance.len() == n * n {
+            for (total, r) in half_compliance.iter_mut().zip(self.residual_compliance) {
+                *total += r;
+            }
         }
         // Σ_j g_cj²/λ_j over the elastic modes, for the bound on the
         // deflection.
@@ -304,6 +333,7 @@ impl ContactModel<'_> {
         // The contacts pressing (F > 0), for sums over them only.
         let mut active: Vec<usize> = Vec::with_capacity(n);
         let mut impulses = vec![0.0; n];
+        let no_forces = vec![0.0; n];
         let mut history = ContactHistory {
             time_step_s: dt,
             end: ContactEnd::TimeLimit,
@@ -346,7 +376,7 @@ impl ContactModel<'_> {
                             let at = propagators_over((sampled + 1) as f64 * s.every_s - t0);
                             let exact: Vec<ModalState> =
                                 (0..m).map(|j| at[j].apply(states[j], 0.0)).collect();
-                            (s.record)(sampled, &exact);
+                            (s.record)(sampled, &exact, &no_forces);
                             sampled += 1;
                         }
                     }
@@ -371,7 +401,13 @@ impl ContactModel<'_> {
                 let w = deflection(c, &free);
                 delta_free[c] = x[c] + v[c] * dt - w;
             }
-            self.solve_forces(&compliance, &delta, &delta_free, &mut force, &mut active);
+            self.solve_forces(
+                &half_compliance,
+                &delta,
+                &delta_free,
+                &mut force,
+                &mut active,
+            );
             modal_force.iter_mut().for_each(|g| *g = 0.0);
             for (c, f) in force.iter().enumerate() {
                 if *f > 0.0 {
@@ -407,7 +443,7 @@ impl ContactModel<'_> {
             history.peak_force_n = history.peak_force_n.max(total);
             if let Some(s) = sampling.as_mut() {
                 if sampled < s.count && t >= (sampled + 1) as f64 * s.every_s - 0.5 * dt {
-                    (s.record)(sampled, &states[..m]);
+                    (s.record)(sampled, &states[..m], &force);
                     sampled += 1;
                 }
             }
@@ -436,14 +472,16 @@ impl ContactModel<'_> {
         history
     }
 
-    /// The step's forces: `F_c = k_c max(0, ½(δ_c + δ_free_c − (C F)_c))^{3/2}`,
-    /// each contact solved with the others held (Gauss–Seidel; C is
-    /// symmetric positive definite and the Hertz law monotone, so the
-    /// sweeps converge), starting from the last step's forces.
+    /// The step's forces: `F_c = k_c max(0, ½(δ_c + δ_free_c) − (H F)_c)^{3/2}`
+    /// with `H = ½C + R` (`δ` the indentation less the residual
+    /// deflection), each contact solved with the others held
+    /// (Gauss–Seidel; H is symmetric positive definite and the Hertz law
+    /// monotone, so the sweeps converge), starting from the last step's
+    /// forces.
     /// `active` is left holding the contacts whose force is positive.
     fn solve_forces(
         &self,
-        compliance: &[f64],
+        half_compliance: &[f64],
         delta: &[f64],
         delta_free: &[f64],
         force: &mut [f64],
@@ -459,10 +497,10 @@ impl ContactModel<'_> {
                 let others: f64 = active
                     .iter()
                     .filter(|&&d| d != c)
-                    .map(|&d| compliance[c * n + d] * force[d])
+                    .map(|&d| half_compliance[c * n + d] * force[d])
                     .sum();
-                let a = 0.5 * (delta[c] + delta_free[c] - others);
-                let f = hertz_root(self.contacts[c].stiffness, a, 0.5 * compliance[c * n + c]);
+                let a = 0.5 * (delta[c] + delta_free[c]) - others;
+                let f = hertz_root(self.contacts[c].stiffness, a, half_compliance[c * n + c]);
                 change = change.max((f - force[c]).abs());
                 scale = scale.max(f);
                 if (f > 0.0) != (force[c] > 0.0) {
@@ -627,6 +665,7 @@ mod tests {
             gains: &[],
             rigid_gains: &[],
             contacts: &[contact],
+            residual_compliance: &[],
         };
         model.integrate()
     }
@@ -672,6 +711,7 @@ mod tests {
             gains: &gains,
             rigid_gains: &[],
             contacts: &[contact],
+            residual_compliance: &[],
         };
         let history = model.integrate();
         let span_s = history.steps as f64 * history.time_step_s;
@@ -743,10 +783,11 @@ mod tests {
             gains: &gains,
             rigid_gains: &[],
             contacts: &[contact],
+            residual_compliance: &[],
         };
         let history = model.integrate();
         let mut last = Vec::new();
-        model.sample(history.duration_s, 1, &mut |_, s| last = s.to_vec());
+        model.sample(history.duration_s, 1, &mut |_, s, _| last = s.to_vec());
         assert_eq!(history.end, ContactEnd::Separated);
         let modal: f64 = last
             .iter()
@@ -785,6 +826,7 @@ mod tests {
                 gains: &[],
                 rigid_gains: &rigid,
                 contacts: &[contact],
+                residual_compliance: &[],
             };
             let history = model.integrate();
             let arm = (point - centre).cross(&normal);
@@ -830,6 +872,7 @@ mod tests {
             gains: &[],
             rigid_gains: &rigid,
             contacts: &contacts,
+            residual_compliance: &[],
         };
         let history = model.integrate();
         // Momentum into the support as well as the ball's: the block
@@ -873,6 +916,7 @@ mod tests {
             gains: &[],
             rigid_gains: &rigid,
             contacts: &contacts,
+            residual_compliance: &[],
         };
         let history = model.integrate();
         assert_eq!(history.end, ContactEnd::Separated, "{history:?}");
@@ -902,5 +946,53 @@ mod tests {
             );
         }
         assert_eq!(hertz_root(1e10, -1e-6, 1e-9), 0.0);
+    }
+
+    /// A Hertz contact in series with a massless linear spring (the
+    /// residual flexibility alone): all the energy comes back, and at the
+    /// peak the ball's kinetic energy is stored in both springs,
+    /// `½ m v² = ⅖ k δ^{5/2} + ½ R F²` with `F = k δ^{3/2}`.
+    #[test]
+    fn residual_flexibility_is_a_spring_in_series_with_hertz() {
+        let contact = steel_ball(2.0);
+        let compliance_m_n = 2e-7;
+        let model = ContactModel {
+            modes: &[],
+            gains: &[],
+            rigid_gains: &[],
+            contacts: &[contact],
+            residual_compliance: &[compliance_m_n],
+        };
+        let history = model.integrate();
+        let (k, m, v) = (
+            contact.stiffness,
+            contact.mass_kg,
+            contact.approach_speed_m_s,
+        );
+        let energy = |f: f64| {
+            let delta = (f / k).powf(2.0 / 3.0);
+            0.4 * k * delta.powf(2.5) + 0.5 * compliance_m_n * f * f
+        };
+        // Bisection on F for the energy balance at the peak.
+        let (mut low, mut high) = (0.0, k * contact.rigid_indentation_m().powf(1.5));
+        for _ in 0..200 {
+            let mid = 0.5 * (low + high);
+            if energy(mid) < 0.5 * m * v * v {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        let rigid = k * contact.rigid_indentation_m().powf(1.5);
+        assert!(
+            low < 0.9 * rigid,
+            "the spring softens the contact: {low} vs {rigid}"
+        );
+        assert!(
+            (history.peak_force_n - low).abs() < 1e-3 * low,
+            "{} vs {low}: {history:?}",
+            history.peak_force_n
+        );
+        assert!((history.restitution - 1.0).abs() < 1e-3, "{history:?}");
     }
 }

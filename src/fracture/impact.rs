@@ -4,7 +4,8 @@
 use super::contact::contact_patch;
 use super::energy::{EnergyLedger, StrainEnergy};
 use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
-use super::initiation::screen;
+use super::impact_stress::ResidualField;
+use super::initiation::{element_stress, screen, StressPart};
 use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
@@ -120,6 +121,11 @@ pub struct FractureSettings {
     /// evaluating elements that cannot crack); otherwise a peak below the
     /// Rankine threshold is a lower bound.
     pub exact_peak_stress: bool,
+    /// Add the static correction of the modes left out to the modal
+    /// stresses (the `modal` module's `StaticCorrection`); off, the
+    /// stresses are the modal sum alone (Glondu 2012 §3.3.4), for
+    /// comparison.
+    pub static_correction: bool,
 }
 
 impl Default for FractureSettings {
@@ -131,6 +137,7 @@ impl Default for FractureSettings {
             max_cracks_per_sample: 1,
             seed: 0,
             exact_peak_stress: true,
+            static_correction: true,
         }
     }
 }
@@ -181,33 +188,49 @@ impl Counters {
 }
 
 impl BreakableBody {
-    /// Modal forces of a unit force along `direction` spread over the
-    /// contact patch of radius `radius_m` around `point`: g = Wᵀ f.
-    fn unit_modal_force(
+    /// The load of a unit force along `direction` spread over the contact
+    /// patch of radius `radius_m` around `point`: (DOF, N) pairs.
+    fn unit_load(
         &self,
         point: &Point3<f64>,
         direction: &Vector3<f64>,
         radius_m: f64,
-    ) -> Vec<f64> {
+    ) -> Vec<(usize, f64)> {
         let region = self.region.as_ref().map(|r| &*r.tets);
-        let patch = contact_patch(&self.mesh, region, point, radius_m);
-        let shapes = &self.basis.shapes;
-        (0..self.basis.mode_count())
-            .map(|j| {
-                patch
-                    .iter()
-                    .map(|&(node, weight)| {
-                        let n = node as usize;
-                        let x = Vector3::new(
-                            shapes[(3 * n, j)],
-                            shapes[(3 * n + 1, j)],
-                            shapes[(3 * n + 2, j)],
-                        );
-                        weight * x.dot(direction)
-                    })
-                    .sum()
+        contact_patch(&self.mesh, region, point, radius_m)
+            .into_iter()
+            .flat_map(|(node, weight)| {
+                (0..3).map(move |axis| (3 * node as usize + axis, weight * direction[axis]))
             })
             .collect()
+    }
+
+    /// The modal forces of `load`: g = Xᵀ p.
+    fn modal_force(&self, load: &[(usize, f64)]) -> Vec<f64> {
+        let shapes = &self.basis.shapes;
+        (0..self.basis.mode_count())
+            .map(|j| load.iter().map(|&(dof, f)| f * shapes[(dof, j)]).sum())
+            .collect()
+    }
+
+    /// The residual shapes of `loads` (one per contact, per unit force; a
+    /// column each, m per N), or `None` without the static correction.
+    fn residual_shapes(
+        &self,
+        loads: &[Vec<(usize, f64)>],
+        settings: &FractureSettings,
+    ) -> Option<faer::Mat<f64>> {
+        if !settings.static_correction || loads.is_empty() {
+            return None;
+        }
+        let correction = self.basis.static_correction(&self.mesh, &self.material)?;
+        let mut p = faer::Mat::<f64>::zeros(correction.dofs(), loads.len());
+        for (c, load) in loads.iter().enumerate() {
+            for &(dof, f) in load {
+                p[(dof, c)] += f;
+            }
+        }
+        Some(correction.residual_shapes(p.as_ref(), self.basis.shapes.as_ref()))
     }
 
     /// Applies one impact event: all contacts act together (§3.3.5). The
@@ -269,22 +292,35 @@ impl BreakableBody {
         // The force spreads over the Hertz patch at its largest extent on a
         // rigid half-space, a = √(R δ) (Johnson §4.2): an upper bound
         // of the patch on the flexible body, known before the integration.
-        let gains: Vec<f64> = contacts
+        let loads: Vec<Vec<(usize, f64)>> = contacts
             .iter()
             .zip(&hertz)
             .zip(&effective_kg)
-            .flat_map(|((c, h), &mass_kg)| {
+            .map(|((c, h), &mass_kg)| {
                 let h = HertzContact { mass_kg, ..*h };
                 let radius = (c.impactor.radius_m * h.rigid_indentation_m()).sqrt();
                 let radius = if radius.is_finite() { radius } else { 0.0 };
-                self.unit_modal_force(&c.point_m, &c.normal, radius)
+                self.unit_load(&c.point_m, &c.normal, radius)
             })
             .collect();
+        let gains: Vec<f64> = loads.iter().flat_map(|l| self.modal_force(l)).collect();
+        let residual_shapes = self.residual_shapes(&loads, settings);
+        // R_cd = p_cᵀ r_d: the residual deflection at c per newton at d.
+        let residual_compliance: Vec<f64> = residual_shapes.as_ref().map_or_else(Vec::new, |r| {
+            loads
+                .iter()
+                .flat_map(|load| {
+                    (0..loads.len())
+                        .map(move |d| load.iter().map(|&(dof, f)| f * r[(dof, d)]).sum())
+                })
+                .collect()
+        });
         let model = ContactModel {
             modes: &self.basis.dynamics,
             gains: &gains,
             rigid_gains: &rigid_gains,
             contacts: &hertz,
+            residual_compliance: &residual_compliance,
         };
         let history = model.integrate();
         // Impulse response amplitude per mode, |Σ_c J_c g_cj| / ω_j, with
@@ -327,13 +363,28 @@ impl BreakableBody {
         // (it is deterministic; keeping every step's states would cost
         // modes × steps).
         let mut z = vec![0.0f32; m * steps];
-        model.sample(dt, steps, &mut |k, states| {
+        let n = contacts.len();
+        let mut forces = vec![0.0f32; n * steps];
+        model.sample(dt, steps, &mut |k, states, f| {
             for (slot, s) in z[k * m..(k + 1) * m].iter_mut().zip(states) {
                 *slot = s.z as f32;
             }
+            for (slot, f) in forces[k * n..(k + 1) * n].iter_mut().zip(f) {
+                *slot = *f as f32;
+            }
         });
-        self.keep_impact(&z);
-        let mut outcome = self.fracture_from_modal_states(&z, settings, start, counters);
+        let residual = residual_shapes.filter(|_| steps > 0).map(|shapes| {
+            let field = ResidualField::new(&self.mesh, &self.material, &shapes);
+            (Arc::new(field), Arc::from(forces))
+        });
+        self.keep_impact(&z, residual.clone());
+        let mut outcome = self.fracture_from_modal_states(
+            &z,
+            residual.as_ref().map(|(field, f)| (&**field, &**f)),
+            settings,
+            start,
+            counters,
+        );
         outcome.contact_duration_s = duration;
         outcome.time_step_s = dt;
         outcome.contact = history;
@@ -362,31 +413,52 @@ impl BreakableBody {
         let start = Instant::now();
         let m = self.basis.mode_count();
         let mut z = vec![0.0f32; m];
-        for load in loads {
-            let magnitude = load.force_n.norm();
-            if magnitude == 0.0 {
-                continue;
-            }
-            let g = self.unit_modal_force(&load.point_m, &(load.force_n / magnitude), 0.0);
+        let loads: Vec<(f64, Vec<(usize, f64)>)> = loads
+            .iter()
+            .filter(|load| load.force_n.norm() > 0.0)
+            .map(|load| {
+                let magnitude = load.force_n.norm();
+                let unit = self.unit_load(&load.point_m, &(load.force_n / magnitude), 0.0);
+                (magnitude, unit)
+            })
+            .collect();
+        for (magnitude, load) in &loads {
+            let g = self.modal_force(load);
             for j in 0..m {
                 z[j] += (magnitude * g[j] / self.basis.eigenvalues[j]) as f32;
             }
         }
-        self.fracture_from_modal_states(&z, settings, start, counters)
+        let unit_loads: Vec<Vec<(usize, f64)>> = loads.iter().map(|(_, l)| l.clone()).collect();
+        let forces: Vec<f32> = loads.iter().map(|(f, _)| *f as f32).collect();
+        let residual = self
+            .residual_shapes(&unit_loads, settings)
+            .map(|shapes| ResidualField::new(&self.mesh, &self.material, &shapes));
+        self.fracture_from_modal_states(
+            &z,
+            residual.as_ref().map(|field| (field, &forces[..])),
+            settings,
+            start,
+            counters,
+        )
     }
 
-    /// Keeps an impact's modal states for
-    /// [`BreakableBody::last_impact_stress`] (a few kB per impact).
-    fn keep_impact(&mut self, z: &[f32]) {
+    /// Keeps an impact's modal states and residual field for
+    /// [`BreakableBody::last_impact_stress`] (a few kB per impact, and the
+    /// residual field's tables: 7 floats per element and node per contact).
+    fn keep_impact(&mut self, z: &[f32], residual: Option<(Arc<ResidualField>, Arc<[f32]>)>) {
         self.impacts += 1;
         self.last_impact_states = Some(Arc::from(z));
+        self.last_impact_residual = residual;
     }
 
     /// The Rankine test at every modal state `z` (sample-major, m per
-    /// sample) in time order, cracks starting at weak points (Alg. 3).
+    /// sample) in time order, with the static correction `residual` (the
+    /// residual field and its contact forces, sample-major, one per
+    /// contact), cracks starting at weak points (Alg. 3).
     fn fracture_from_modal_states(
         &mut self,
         z: &[f32],
+        residual: Option<(&ResidualField, &[f32])>,
         settings: &FractureSettings,
         start: Instant,
         counters: &mut Counters,
@@ -399,11 +471,23 @@ impl BreakableBody {
             Arc::clone(&self.basis),
             self.stiffness,
         );
-        let stress = basis.stress();
+        let mut parts = vec![StressPart {
+            table: basis.stress(),
+            coordinates: z,
+        }];
+        if let Some((field, forces)) = residual {
+            parts.push(StressPart {
+                table: &field.stress,
+                coordinates: forces,
+            });
+        }
         let threshold = self.material.rankine_threshold_pa;
-        let mut screening = screen(stress, z, threshold, settings.exact_peak_stress);
+        let mut screening = screen(&parts, threshold, settings.exact_peak_stress);
         let state_at = |k: usize| &z[k * m..(k + 1) * m];
-        let voigt = |e: usize, k: usize| stress.element_stress(e, state_at(k)).map(f64::from);
+        let contacts = residual.map_or(0, |(field, _)| field.contacts());
+        let forces_at =
+            |k: usize| residual.map_or(&[][..], |(_, f)| &f[k * contacts..(k + 1) * contacts]);
+        let voigt = |e: usize, k: usize| element_stress(&parts, e, k);
         let mut initiation_s = start.elapsed().as_secs_f64();
         let balance = EnergyBalance {
             toughness_j_m2: self.material.fracture_toughness_j_m2,
@@ -411,7 +495,13 @@ impl BreakableBody {
         };
         let mut cracks = Vec::new();
         let mut ledgers = Vec::new();
-        let mut energy = StrainEnergy::new(&mesh, basis.displacement(), &stiffness);
+        let residual_displacement = residual.map(|(field, _)| &field.displacement);
+        let mut energy = StrainEnergy::new(
+            &mesh,
+            basis.displacement(),
+            residual_displacement,
+            &stiffness,
+        );
         let pending = energy.pending_densities();
         let steps = screening.hot.len();
         // Propagation is serial; the densities its energy stop did not ask
@@ -422,7 +512,7 @@ impl BreakableBody {
         let new_fragments = rayon::scope(|scope| {
             let mut scratch: Option<CrackScratch> = None;
             for (k, hot) in screening.hot.iter_mut().enumerate() {
-                energy.set_state(state_at(k));
+                energy.set_state(state_at(k), forces_at(k));
                 let mut started = 0;
                 while started < settings.max_cracks_per_sample {
                     let Some((_, hottest)) = hot.pop_hottest(threshold, &screening.stresses) else {
@@ -469,7 +559,7 @@ impl BreakableBody {
                         &mut |e| energy.density(e),
                         &mut ledger,
                     );
-                    pending.spawn(scope, ledgers.len(), state_at(k), &ledger);
+                    pending.spawn(scope, ledgers.len(), state_at(k), forces_at(k), &ledger);
                     cracks.push(crack);
                     ledgers.push(ledger);
                 }

@@ -4,14 +4,41 @@
 //! element, over the Rankine threshold R_c (the colour map of Glondu
 //! Fig. 5.24). Evaluated off the simulation thread, on demand.
 
+use super::initiation::{element_stress, StressPart};
 use super::stress::max_principal_stress;
+use crate::config::Material;
 use crate::mesh::TetMesh;
-use crate::modal::ModalBasis;
+use crate::modal::{ModalBasis, ModalDisplacement, ModalStress};
 use nalgebra::Point3;
 use std::sync::Arc;
 
 /// Most cells of the nearest-element grid along one axis.
 const MAX_GRID_CELLS: usize = 64;
+
+/// The static correction of one impact's field: per contact, the
+/// stresses and node displacements of its residual shape per newton
+/// (the `modal` module's `StaticCorrection`), the contact's force being
+/// its coordinate.
+#[derive(Debug)]
+pub(crate) struct ResidualField {
+    pub(super) stress: ModalStress,
+    pub(super) displacement: ModalDisplacement,
+}
+
+impl ResidualField {
+    /// From the residual shapes (DOFs × contacts).
+    pub(super) fn new(mesh: &TetMesh, material: &Material, shapes: &faer::Mat<f64>) -> Self {
+        Self {
+            stress: ModalStress::new(mesh, material, shapes),
+            displacement: ModalDisplacement::new(shapes),
+        }
+    }
+
+    /// Number of contacts (columns).
+    pub(super) fn contacts(&self) -> usize {
+        self.stress.mode_count()
+    }
+}
 
 /// A body's last impact: shared handles to its mesh and modal basis and the
 /// modal states of the impact's samples; cheap to clone and to send to
@@ -25,6 +52,8 @@ pub struct ImpactStress {
     pub(super) tets: Option<Arc<[bool]>>,
     /// Modal states, sample-major (one per mode per sample).
     pub(super) states: Arc<[f32]>,
+    /// The static correction and its contact forces, sample-major.
+    pub(super) residual: Option<(Arc<ResidualField>, Arc<[f32]>)>,
     pub(super) threshold_pa: f64,
     /// Which impact of the body this is, counting from 1.
     pub serial: u64,
@@ -38,6 +67,16 @@ impl ImpactStress {
         let stress = self.basis.stress();
         let m = stress.mode_count();
         let samples = self.states.len().checked_div(m).unwrap_or(0);
+        let mut parts = vec![StressPart {
+            table: stress,
+            coordinates: &self.states,
+        }];
+        if let Some((field, forces)) = &self.residual {
+            parts.push(StressPart {
+                table: &field.stress,
+                coordinates: forces,
+            });
+        }
         (0..stress.element_count())
             .map(|e| {
                 if self
@@ -48,10 +87,7 @@ impl ImpactStress {
                     return None;
                 }
                 let peak_pa = (0..samples)
-                    .map(|k| {
-                        let voigt = stress.element_stress(e, &self.states[k * m..(k + 1) * m]);
-                        max_principal_stress(&voigt.map(f64::from))
-                    })
+                    .map(|k| max_principal_stress(&element_stress(&parts, e, k)))
                     .fold(0.0, f64::max);
                 Some((peak_pa / self.threshold_pa) as f32)
             })

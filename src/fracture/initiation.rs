@@ -52,17 +52,53 @@ pub(crate) struct Screening {
     pub groups_evaluated: usize,
 }
 
-/// Screens the modal states `z` (sample-major: `z[k·m + j]`) against the
-/// Rankine threshold `threshold_pa`; the peak stress is exact if
-/// `exact_peak` or if it exceeds the threshold.
-pub(crate) fn screen(
-    stress: &ModalStress,
-    z: &[f32],
-    threshold_pa: f64,
-    exact_peak: bool,
-) -> Screening {
-    let m = stress.mode_count();
-    let steps = z.len().checked_div(m).unwrap_or(0);
+/// One linear part of the stress field of a contact:
+/// `σ_e(t_k) = Σ_j σ_e,j · coordinates[k·n + j]` with `n` the table's
+/// columns. An impact's field is its modal part (modal coordinates) plus,
+/// with the static correction, its residual part (the contact forces).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StressPart<'a> {
+    /// Stress per unit coordinate, per element and column.
+    pub table: &'a ModalStress,
+    /// Coordinates, sample-major.
+    pub coordinates: &'a [f32],
+}
+
+impl StressPart<'_> {
+    fn samples(&self) -> usize {
+        self.coordinates
+            .len()
+            .checked_div(self.table.mode_count())
+            .unwrap_or(0)
+    }
+}
+
+/// The stress (Voigt, Pa) of `element` at sample `k` of the field `parts`.
+pub(crate) fn element_stress(parts: &[StressPart], element: usize, k: usize) -> [f64; 6] {
+    let mut voigt = [0.0; 6];
+    for part in parts {
+        let n = part.table.mode_count();
+        let s = part
+            .table
+            .element_stress(element, &part.coordinates[k * n..(k + 1) * n]);
+        for (total, v) in voigt.iter_mut().zip(s) {
+            *total += f64::from(v);
+        }
+    }
+    voigt
+}
+
+/// Screens the stress field `parts` (all with the same samples and
+/// elements) against the Rankine threshold `threshold_pa`; the peak stress
+/// is exact if `exact_peak` or if it exceeds the threshold.
+pub(crate) fn screen(parts: &[StressPart], threshold_pa: f64, exact_peak: bool) -> Screening {
+    let parts: Vec<StressPart> = parts
+        .iter()
+        .filter(|p| p.table.mode_count() > 0)
+        .copied()
+        .collect();
+    let steps = parts.first().map_or(0, StressPart::samples);
+    debug_assert!(parts.iter().all(|p| p.samples() == steps));
     let mut screening = Screening {
         hot: vec![HotSample::default(); steps],
         ..Screening::default()
@@ -70,18 +106,37 @@ pub(crate) fn screen(
     if steps == 0 {
         return screening;
     }
-    let magnitudes: Vec<f32> = z.iter().map(|v| v.abs()).collect();
-    let amplitude: Vec<f32> = (0..m)
-        .map(|j| {
-            (0..steps)
-                .map(|k| magnitudes[k * m + j])
-                .fold(0.0, f32::max)
+    let stress = parts[0].table;
+    let states: Vec<PartStates> = parts
+        .iter()
+        .map(|part| {
+            let m = part.table.mode_count();
+            let magnitudes: Vec<f32> = part.coordinates.iter().map(|v| v.abs()).collect();
+            let amplitude: Vec<f32> = (0..m)
+                .map(|j| {
+                    (0..steps)
+                        .map(|k| magnitudes[k * m + j])
+                        .fold(0.0, f32::max)
+                })
+                .collect();
+            PartStates {
+                table: part.table,
+                z: part.coordinates,
+                magnitudes,
+                amplitude,
+            }
         })
         .collect();
     let mut order: Vec<(f32, u32)> = (0..stress.group_count())
         .into_par_iter()
         .with_min_len(512)
-        .map(|g| (stress.group_bound(g, &amplitude), g as u32))
+        .map(|g| {
+            let bound: f32 = states
+                .iter()
+                .map(|p| p.table.group_bound(g, &p.amplitude))
+                .sum();
+            (bound, g as u32)
+        })
         .filter(|&(bound, _)| bound > 0.0)
         .collect();
     order.par_sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
@@ -92,8 +147,7 @@ pub(crate) fn screen(
     // order in which groups run.
     let known_peak = AtomicU64::new(0.0f64.to_bits());
     let states = States {
-        z,
-        magnitudes: &magnitudes,
+        parts: states,
         steps,
     };
     let evaluate = |groups: &[(f32, u32)]| -> Vec<GroupResult> {
@@ -103,18 +157,11 @@ pub(crate) fn screen(
         groups
             .par_chunks(EVALUATE_TASK_GROUPS)
             .flat_map_iter(|chunk| {
-                let bounds = centre_bounds(stress, chunk, &states);
+                let bounds = centre_bounds(chunk, &states);
                 let known_peak = exact_peak.then_some(&known_peak);
                 let states = &states;
                 chunk.iter().zip(bounds).map(move |(&(_, g), bounds)| {
-                    evaluate_group(
-                        stress,
-                        g as usize,
-                        &bounds,
-                        states,
-                        threshold_pa,
-                        known_peak,
-                    )
+                    evaluate_group(g as usize, &bounds, states, threshold_pa, known_peak)
                 })
             })
             .collect()
@@ -247,12 +294,20 @@ struct GroupResult {
     stresses: Vec<[f32; 6]>,
 }
 
-/// The modal states of one contact, sample-major (`z[k·m + j]`), and their
-/// magnitudes |z|.
+/// The parts of the stress field of one contact with their coordinates'
+/// magnitudes.
 struct States<'a> {
-    z: &'a [f32],
-    magnitudes: &'a [f32],
+    parts: Vec<PartStates<'a>>,
     steps: usize,
+}
+
+/// One [`StressPart`]: coordinates sample-major (`z[k·n + j]`), their
+/// magnitudes |z|, and each column's largest magnitude over the samples.
+struct PartStates<'a> {
+    table: &'a ModalStress,
+    z: &'a [f32],
+    magnitudes: Vec<f32>,
+    amplitude: Vec<f32>,
 }
 
 /// Forms the stresses of group `group` at the samples where its centre
@@ -261,7 +316,6 @@ struct States<'a> {
 /// largest σ₁ found by any group, raised here), also the group's exact
 /// peak; else the peak only counts elements above the threshold.
 fn evaluate_group(
-    stress: &ModalStress,
     group: usize,
     bounds: &[CentreBound],
     states: &States,
@@ -289,24 +343,27 @@ fn evaluate_group(
         .iter()
         .rposition(|b| b.exceeds(wanted))
         .unwrap_or(first_sample);
-    let m = stress.mode_count();
-    let elements = stress.group_elements(group);
+    let elements = states.parts[0].table.group_elements(group);
     let first = elements.start;
     let rows = 6 * elements.len();
     let samples = last_sample + 1 - first_sample;
-    // One product per group: (6·16 × m)·(m × samples), with faer's SIMD.
-    let block = stress.rows(elements.clone());
-    let z = &states.z[first_sample * m..(last_sample + 1) * m];
-    let z = faer::MatRef::from_column_major_slice(z, m, samples);
+    // One product per group and part: (6·16 × m)·(m × samples), with
+    // faer's SIMD.
     let mut sigma = faer::Mat::<f32>::zeros(rows, samples);
-    faer::linalg::matmul::matmul(
-        sigma.as_mut(),
-        faer::Accum::Replace,
-        block,
-        z,
-        1.0,
-        faer::Par::Seq,
-    );
+    for part in &states.parts {
+        let m = part.table.mode_count();
+        let block = part.table.rows(elements.clone());
+        let z = &part.z[first_sample * m..(last_sample + 1) * m];
+        let z = faer::MatRef::from_column_major_slice(z, m, samples);
+        faer::linalg::matmul::matmul(
+            sigma.as_mut(),
+            faer::Accum::Add,
+            block,
+            z,
+            1.0,
+            faer::Par::Seq,
+        );
+    }
     for (k, bound) in bounds
         .iter()
         .enumerate()
@@ -378,17 +435,19 @@ fn evaluate_group(
 /// a sixteenth of the group's stresses; far from the contact it shows
 /// that no element can reach the threshold where [`ModalStress::group_bound`]
 /// (a bound on the norm over the whole contact) cannot.
-fn centre_bounds(
-    stress: &ModalStress,
-    groups: &[(f32, u32)],
-    states: &States,
-) -> Vec<Vec<CentreBound>> {
-    let m = stress.mode_count();
+fn centre_bounds(groups: &[(f32, u32)], states: &States) -> Vec<Vec<CentreBound>> {
     let indices: Vec<u32> = groups.iter().map(|&(_, g)| g).collect();
-    let z = faer::MatRef::from_column_major_slice(states.z, m, states.steps);
-    let magnitudes = faer::MatRef::from_column_major_slice(states.magnitudes, m, states.steps);
-    let centres = stress.group_centre_stresses(&indices, z);
-    let spreads = stress.group_spread_bounds(&indices, magnitudes);
+    let mut centres = faer::Mat::<f32>::zeros(6 * indices.len(), states.steps);
+    let mut spreads = faer::Mat::<f32>::zeros(indices.len(), states.steps);
+    let mut m = 0;
+    for part in &states.parts {
+        let n = part.table.mode_count();
+        m += n;
+        let z = faer::MatRef::from_column_major_slice(part.z, n, states.steps);
+        let magnitudes = faer::MatRef::from_column_major_slice(&part.magnitudes, n, states.steps);
+        centres += part.table.group_centre_stresses(&indices, z);
+        spreads += part.table.group_spread_bounds(&indices, magnitudes);
+    }
     groups
         .iter()
         .enumerate()

@@ -4,6 +4,7 @@ use super::cache::ModalCache;
 use super::displacement::ModalDisplacement;
 use super::eigen::{lowest_modes, EigenSettings, EigenStats};
 use super::response::ModeDynamics;
+use super::static_correction::StaticCorrection;
 use super::stress::ModalStress;
 use super::ModalError;
 use crate::config::Material;
@@ -11,6 +12,7 @@ use crate::fem::{assemble_stiffness, lumped_mass, DofPattern};
 use crate::mesh::TetMesh;
 use faer::Mat;
 use serde::Serialize;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// Modes of one body: shapes, dynamics, per-element modal stresses and
@@ -27,6 +29,9 @@ pub struct ModalBasis {
     pub residuals: Vec<f64>,
     stress: ModalStress,
     displacement: ModalDisplacement,
+    /// The factor for the static correction: the eigensolver's, or built on
+    /// first use for a basis loaded from the cache (`None` if it failed).
+    static_correction: OnceLock<Option<Arc<StaticCorrection>>>,
 }
 
 impl ModalBasis {
@@ -59,12 +64,35 @@ impl ModalBasis {
         self.stress.element_stress(element, &z).map(f64::from)
     }
 
+    /// The static correction of this basis ([`StaticCorrection`]);
+    /// `mesh` and `material` must be the basis's own. A basis loaded from
+    /// the cache factorises `K − σM` on the first call (once; `None` if
+    /// that fails, which the eigensolve that made the basis rules out).
+    pub fn static_correction(
+        &self,
+        mesh: &TetMesh,
+        material: &Material,
+    ) -> Option<&StaticCorrection> {
+        self.static_correction
+            .get_or_init(|| {
+                let shift = EigenSettings::new(self.mode_count()).shift;
+                StaticCorrection::new(mesh, material, shift)
+                    .map(Arc::new)
+                    .map_err(|error| {
+                        tracing::warn!(%error, "no static correction for this body");
+                    })
+                    .ok()
+            })
+            .as_deref()
+    }
+
     /// Builds the basis from solved modes: dynamics and modal stresses.
     pub fn from_modes(mesh: &TetMesh, material: &Material, modes: Modes) -> Self {
         let Modes {
             eigenvalues,
             shapes,
             residuals,
+            static_correction,
         } = modes;
         let dynamics = mode_dynamics(&eigenvalues, material);
         let stress = ModalStress::new(mesh, material, &shapes);
@@ -76,6 +104,8 @@ impl ModalBasis {
             residuals,
             stress,
             displacement,
+            static_correction: static_correction
+                .map_or_else(OnceLock::new, |factor| OnceLock::from(Some(factor))),
         }
     }
 }
@@ -131,6 +161,9 @@ pub struct Modes {
     pub shapes: Mat<f64>,
     /// Relative residual of each mode.
     pub residuals: Vec<f64>,
+    /// The eigensolver's factor, for the static correction (`None` when
+    /// loaded from the cache).
+    pub static_correction: Option<Arc<StaticCorrection>>,
 }
 
 /// The modes of `mesh` in `material`: from `cache` when it holds them for the
@@ -190,6 +223,7 @@ fn solve_modes_in_pool(
         eigenvalues: solution.eigenvalues,
         shapes: solution.shapes,
         residuals: solution.residuals,
+        static_correction: Some(solution.static_correction),
     };
     if let Some(cache) = cache {
         let t = Instant::now();

@@ -115,6 +115,7 @@ impl ModalCache {
                     eigenvalues: c.eigenvalues,
                     shapes,
                     residuals: c.residuals,
+                    static_correction: None,
                 }))
             }
             _ => {

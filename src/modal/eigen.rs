@@ -23,6 +23,7 @@
 //!    below the tolerance.
 
 use super::lanczos::{largest_eigenpairs, orthonormalise_block, symmetric_eigen, LanczosSettings};
+use super::static_correction::StaticCorrection;
 use crate::fem::SparseMatrix;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::matmul::matmul;
@@ -78,6 +79,8 @@ pub struct EigenSolution {
     pub residuals: Vec<f64>,
     /// How the solve went.
     pub stats: EigenStats,
+    /// The factor of `K − σM`, kept for the static correction.
+    pub static_correction: std::sync::Arc<StaticCorrection>,
 }
 
 /// How the solve went.
@@ -333,11 +336,18 @@ pub fn lowest_modes(
             });
         }
     }
+    let static_correction = std::sync::Arc::new(StaticCorrection::from_factor(
+        llt,
+        sigma,
+        lumped_mass,
+        rigid.as_ref(),
+    ));
     Ok(EigenSolution {
         eigenvalues,
         shapes,
         residuals,
         stats,
+        static_correction,
     })
 }
 
@@ -364,14 +374,14 @@ fn unmatched(values: &[f64], reference: &[f64], relative: f64) -> usize {
 /// decides) kept as its symbolic and numeric parts, so solves can run on a
 /// caller's stack and the factor size can be reported.
 #[derive(Debug)]
-struct CholeskyFactor {
+pub(super) struct CholeskyFactor {
     symbolic: SymbolicCholesky<usize>,
     values: Vec<f64>,
 }
 
 impl CholeskyFactor {
     /// `None` when the matrix is not positive definite.
-    fn new(matrix: &SparseMatrix, par: Par) -> Option<Self> {
+    pub(super) fn new(matrix: &SparseMatrix, par: Par) -> Option<Self> {
         let symbolic = factorize_symbolic_cholesky(
             matrix.symbolic(),
             Side::Lower,
@@ -396,11 +406,16 @@ impl CholeskyFactor {
         Some(Self { symbolic, values })
     }
 
-    fn solve_scratch(&self, rhs_ncols: usize, par: Par) -> StackReq {
+    /// Stored entries of the factor.
+    pub(super) fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub(super) fn solve_scratch(&self, rhs_ncols: usize, par: Par) -> StackReq {
         self.symbolic.solve_in_place_scratch::<f64>(rhs_ncols, par)
     }
 
-    fn solve_in_place(&self, rhs: MatMut<'_, f64>, par: Par, stack: &mut MemStack) {
+    pub(super) fn solve_in_place(&self, rhs: MatMut<'_, f64>, par: Par, stack: &mut MemStack) {
         LltRef::new(&self.symbolic, &self.values).solve_in_place_with_conj(
             faer::Conj::No,
             rhs,
@@ -411,7 +426,7 @@ impl CholeskyFactor {
 }
 
 /// K − σM with M diagonal, on K's pattern (which holds the diagonal).
-fn shifted_matrix(stiffness: &SparseMatrix, mass: &[f64], sigma: f64) -> SparseMatrix {
+pub(super) fn shifted_matrix(stiffness: &SparseMatrix, mass: &[f64], sigma: f64) -> SparseMatrix {
     let symbolic = stiffness.symbolic();
     let mut values = stiffness.val().to_vec();
     for (j, m) in mass.iter().enumerate() {
@@ -426,7 +441,7 @@ fn shifted_matrix(stiffness: &SparseMatrix, mass: &[f64], sigma: f64) -> SparseM
 
 /// Orthonormal basis (in y = S x) of the six rigid motions: translations and
 /// infinitesimal rotations about the centroid.
-fn rigid_basis(nodes: &[Point3<f64>], sqrt_mass: &[f64]) -> Mat<f64> {
+pub(super) fn rigid_basis(nodes: &[Point3<f64>], sqrt_mass: &[f64]) -> Mat<f64> {
     let n = sqrt_mass.len();
     let centroid = nodes
         .iter()

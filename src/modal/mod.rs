@@ -9,6 +9,7 @@ mod displacement;
 mod eigen;
 mod lanczos;
 mod response;
+mod static_correction;
 mod stress;
 
 pub use basis::{
@@ -18,6 +19,7 @@ pub use cache::{default_cache_dir, ModalCache};
 pub use displacement::ModalDisplacement;
 pub use eigen::{lowest_modes, EigenError, EigenSettings, EigenSolution, EigenStats};
 pub use response::{ModalState, ModeDynamics};
+pub use static_correction::StaticCorrection;
 pub use stress::{ModalStress, GROUP_ELEMENTS};
 
 /// Why a modal basis could not be had.
