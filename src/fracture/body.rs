@@ -127,6 +127,10 @@ impl BreakableBody {
                 (point, t as u32)
             })
             .collect();
+        let basis = basis.into();
+        // Nor for the static correction's factor, which a basis loaded
+        // from the modal cache lacks.
+        basis.static_correction(&mesh, &material);
         let stiffness = constitutive_matrix(&material);
         let state = FractureState::new(&mesh);
         let noise_octaves = resolved_octaves(
@@ -135,7 +139,7 @@ impl BreakableBody {
         );
         Ok(Self {
             mesh,
-            basis: basis.into(),
+            basis,
             state,
             region: None,
             weak_points: WeakPoints::new(weak_points),

@@ -215,12 +215,7 @@ impl ContactModel<'_> {
     /// `(k + 1) every_s` for `k < count` (during a contact at the nearest
     /// step's end, between contacts exactly), and stops after the last
     /// sample.
-    pub fn sample(
-        &self,
-        every_s: f64,
-        count: usize,
-        record: &mut SampleRecorder<'_>,
-    ) {
+    pub fn sample(&self, every_s: f64, count: usize, record: &mut SampleRecorder<'_>) {
         if count > 0 && every_s > 0.0 {
             self.run(Some(Sampling {
                 every_s,

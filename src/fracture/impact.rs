@@ -230,7 +230,8 @@ impl BreakableBody {
                 p[(dof, c)] += f;
             }
         }
-        Some(correction.residual_shapes(p.as_ref(), self.basis.shapes.as_ref()))
+        let highest = self.basis.eigenvalues.last().copied().unwrap_or(0.0);
+        Some(correction.residual_shapes(p.as_ref(), self.basis.shapes.as_ref(), highest))
     }
 
     /// Applies one impact event: all contacts act together (§3.3.5). The
