@@ -215,12 +215,17 @@ impl BreakableBody {
 
     /// The residual shapes of `loads` (one per contact, per unit force; a
     /// column each, m per N), or `None` without the static correction.
+    ///
+    /// A fragment that still vibrates in its parent's modes (a body with a
+    /// region) gets none: the parent's stiffness would carry its load
+    /// across the cracks into the rest of the parent. Once large enough it
+    /// gets a basis of its own, and its own correction with it.
     fn residual_shapes(
         &self,
         loads: &[Vec<(usize, f64)>],
         settings: &FractureSettings,
     ) -> Option<faer::Mat<f64>> {
-        if !settings.static_correction || loads.is_empty() {
+        if !settings.static_correction || loads.is_empty() || self.region.is_some() {
             return None;
         }
         let correction = self.basis.static_correction(&self.mesh, &self.material)?;
