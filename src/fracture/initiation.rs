@@ -1,7 +1,10 @@
 //! The Rankine test over the modal states of one contact (Glondu 2012
 //! Alg. 3, lines 10–11), evaluated exactly only where it can succeed.
 //!
-//! Every element's stress at every time sample is `σ_e(t) = Σ_j σ_e,j z_j(t)`.
+//! Every element's stress at every time sample is `σ_e(t) = Σ_j σ_e,j z_j(t)`
+//! (with the static correction, plus `Σ_c σ_r,c F_c(t)` from a second table
+//! of the same layout: each [`StressPart`] is bounded as below, and the
+//! bounds are summed).
 //! Rather than forming all of them (a pass over the whole modal stress table
 //! per event, memory bound: 97 MB at 40k tets and 100 modes), each group of
 //! [`GROUP_ELEMENTS`](crate::modal::GROUP_ELEMENTS) elements gets the bound
