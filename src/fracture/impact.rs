@@ -419,23 +419,19 @@ impl BreakableBody {
         let start = Instant::now();
         let m = self.basis.mode_count();
         let mut z = vec![0.0f32; m];
-        let loads: Vec<(f64, Vec<(usize, f64)>)> = loads
+        let held: Vec<&StaticLoad> = loads.iter().filter(|l| l.force_n.norm() > 0.0).collect();
+        let forces: Vec<f32> = held.iter().map(|l| l.force_n.norm() as f32).collect();
+        let unit_loads: Vec<Vec<(usize, f64)>> = held
             .iter()
-            .filter(|load| load.force_n.norm() > 0.0)
-            .map(|load| {
-                let magnitude = load.force_n.norm();
-                let unit = self.unit_load(&load.point_m, &(load.force_n / magnitude), 0.0);
-                (magnitude, unit)
-            })
+            .map(|l| self.unit_load(&l.point_m, &l.force_n.normalize(), 0.0))
             .collect();
-        for (magnitude, load) in &loads {
+        for (load, held) in unit_loads.iter().zip(&held) {
+            let magnitude = held.force_n.norm();
             let g = self.modal_force(load);
             for j in 0..m {
                 z[j] += (magnitude * g[j] / self.basis.eigenvalues[j]) as f32;
             }
         }
-        let unit_loads: Vec<Vec<(usize, f64)>> = loads.iter().map(|(_, l)| l.clone()).collect();
-        let forces: Vec<f32> = loads.iter().map(|(f, _)| *f as f32).collect();
         let residual = self
             .residual_shapes(&unit_loads, settings)
             .map(|shapes| ResidualField::new(&self.mesh, &self.material, &shapes));

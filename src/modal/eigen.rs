@@ -406,11 +406,6 @@ impl CholeskyFactor {
         Some(Self { symbolic, values })
     }
 
-    /// Stored entries of the factor.
-    pub(super) fn len(&self) -> usize {
-        self.values.len()
-    }
-
     pub(super) fn solve_scratch(&self, rhs_ncols: usize, par: Par) -> StackReq {
         self.symbolic.solve_in_place_scratch::<f64>(rhs_ncols, par)
     }

@@ -95,11 +95,6 @@ impl StaticCorrection {
         self.mass.len()
     }
 
-    /// Bytes held (the factor dominates).
-    pub fn bytes(&self) -> usize {
-        (self.factor.len() + self.mass.len() + self.rigid.nrows() * self.rigid.ncols()) * 8
-    }
-
     /// The residual shape `r` of each load column of `loads` (DOFs × C,
     /// N per unit force) against the retained `modes` (DOFs × m,
     /// M-orthonormal, the highest of eigenvalue `highest_eigenvalue`): the
@@ -189,9 +184,23 @@ impl StaticCorrection {
 mod tests {
     use super::*;
     use crate::config::MaterialLibrary;
+    use crate::fem::SparseMatrix;
     use crate::mesh::box_mesh;
     use crate::modal::{lowest_modes, EigenSettings};
     use faer::sparse::linalg::matmul::sparse_dense_matmul;
+
+    /// A 20 × 4 × 2 cm ceramic bar of `cells`: mesh, material, K and
+    /// lumped M.
+    fn bar(cells: [usize; 3]) -> (TetMesh, Material, SparseMatrix, Vec<f64>) {
+        let mesh = box_mesh([0.2, 0.04, 0.02], cells, None).unwrap();
+        let material = MaterialLibrary::builtin()
+            .get("ceramic-tile")
+            .unwrap()
+            .clone();
+        let stiffness = assemble_stiffness(&mesh, &DofPattern::new(&mesh), &material);
+        let mass = lumped_mass(&mesh, material.density_kg_m3);
+        (mesh, material, stiffness, mass)
+    }
 
     /// The modal part plus the residual shape is the static response of the
     /// free body with inertia relief: `K u = p − M R Rᵀ p`, whatever the
@@ -199,13 +208,7 @@ mod tests {
     /// retained and rigid modes.
     #[test]
     fn modes_plus_residual_solve_the_inertia_relieved_static_problem() {
-        let mesh = box_mesh([0.2, 0.04, 0.02], [10, 3, 2], None).unwrap();
-        let material = MaterialLibrary::builtin()
-            .get("ceramic-tile")
-            .unwrap()
-            .clone();
-        let stiffness = assemble_stiffness(&mesh, &DofPattern::new(&mesh), &material);
-        let mass = lumped_mass(&mesh, material.density_kg_m3);
+        let (mesh, _, stiffness, mass) = bar([10, 3, 2]);
         let n = mass.len();
         // A unit force down at one corner node and a sideways pull at
         // another: both bend, twist and accelerate the body.
@@ -283,13 +286,7 @@ mod tests {
 
     #[test]
     fn a_factor_built_apart_gives_the_eigensolvers_residuals() {
-        let mesh = box_mesh([0.2, 0.04, 0.02], [8, 2, 2], None).unwrap();
-        let material = MaterialLibrary::builtin()
-            .get("ceramic-tile")
-            .unwrap()
-            .clone();
-        let stiffness = assemble_stiffness(&mesh, &DofPattern::new(&mesh), &material);
-        let mass = lumped_mass(&mesh, material.density_kg_m3);
+        let (mesh, material, stiffness, mass) = bar([8, 2, 2]);
         let settings = EigenSettings::new(10);
         let solution = lowest_modes(&stiffness, &mass, mesh.nodes(), &settings, &|_| {}).unwrap();
         let apart = StaticCorrection::new(&mesh, &material, settings.shift).unwrap();
