@@ -1,5 +1,6 @@
 //! Assembly and modal analysis on square plates (30 × 30 × 1 cm, porcelain)
-//! of about 2k, 10k and 40k tets, 100 modes.
+//! of about 2k, 10k and 40k tets, 100 modes; the default (quadratic)
+//! element, and assembly of both.
 //!
 //!     cargo bench --bench modal
 //!
@@ -9,7 +10,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::time::Duration;
 use tessera::config::MaterialLibrary;
-use tessera::fem::{assemble_stiffness, lumped_mass, DofPattern};
+use tessera::fem::{ElasticMesh, ElementOrder};
 use tessera::mesh::tile_mesh;
 use tessera::modal::{analyse, solve_modes, EigenSettings};
 
@@ -21,18 +22,23 @@ fn assembly(c: &mut Criterion) {
     let mut group = c.benchmark_group("assembly");
     for (cells, cells_z) in PLATES {
         let mesh = tile_mesh(0.3, 0.01, cells, cells_z, None).unwrap();
-        group.bench_with_input(
-            BenchmarkId::new("stiffness+mass", mesh.tet_count()),
-            &mesh,
-            |b, mesh| {
-                b.iter(|| {
-                    let pattern = DofPattern::new(mesh);
-                    let k = assemble_stiffness(mesh, &pattern, &material);
-                    let m = lumped_mass(mesh, material.density_kg_m3);
-                    (k, m)
-                })
-            },
-        );
+        for order in [ElementOrder::Linear, ElementOrder::Quadratic] {
+            group.bench_with_input(
+                BenchmarkId::new(
+                    format!("stiffness+mass-{}", order.name()),
+                    mesh.tet_count(),
+                ),
+                &mesh,
+                |b, mesh| {
+                    b.iter(|| {
+                        let elastic = ElasticMesh::new(mesh, order);
+                        let k = elastic.stiffness(&material);
+                        let m = elastic.lumped_mass(material.density_kg_m3);
+                        (k, m)
+                    })
+                },
+            );
+        }
     }
     group.finish();
 }

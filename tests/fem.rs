@@ -1,4 +1,5 @@
-//! Linear tetrahedral FEM: element properties, assembly, closed-form checks.
+//! Tetrahedral FEM, linear and quadratic: element properties, assembly,
+//! closed-form checks.
 
 mod common;
 
@@ -61,14 +62,14 @@ fn element_stiffness_is_symmetric_psd_with_six_zero_modes_and_equals_btcb() {
     }
 }
 
-/// The six rigid motions of `mesh` as node-major vectors.
-fn rigid_motions(mesh: &TetMesh) -> Vec<Vec<f64>> {
+/// The six rigid motions of `nodes` as node-major vectors.
+fn rigid_motions(nodes: &[Point3<f64>]) -> Vec<Vec<f64>> {
     let mut motions = Vec::new();
     for axis in 0..3 {
         let e = Vector3::ith(axis, 1.0);
-        motions.push(mesh.nodes().iter().flat_map(|_| [e.x, e.y, e.z]).collect());
+        motions.push(nodes.iter().flat_map(|_| [e.x, e.y, e.z]).collect());
         motions.push(
-            mesh.nodes()
+            nodes
                 .iter()
                 .flat_map(|p| {
                     let r = e.cross(&p.coords);
@@ -98,81 +99,177 @@ fn jittered_box() -> TetMesh {
     .unwrap()
 }
 
+const ORDERS: [ElementOrder; 2] = [ElementOrder::Linear, ElementOrder::Quadratic];
+
+/// Whether each node of `elastic` lies on the boundary of `mesh`: a corner
+/// of a boundary face, or the node of one of its edges.
+fn boundary_nodes(mesh: &TetMesh, elastic: &ElasticMesh) -> Vec<bool> {
+    let mut boundary = vec![false; elastic.node_count()];
+    let topology = mesh.topology();
+    for face in &topology.boundary_faces {
+        for (i, &a) in face.nodes.iter().enumerate() {
+            boundary[a as usize] = true;
+            if elastic.order() == ElementOrder::Quadratic {
+                let b = face.nodes[(i + 1) % 3];
+                let edge = topology.edge_index(a, b).unwrap();
+                boundary[mesh.node_count() + edge] = true;
+            }
+        }
+    }
+    boundary
+}
+
+#[test]
+fn quadratic_element_stiffness_is_symmetric_psd_with_six_zero_modes() {
+    let glass = material("soda-lime-glass");
+    let (lambda, mu) = glass.lame();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+    for _ in 0..20 {
+        let element = TetElement::new(&random_tet(&mut rng)).unwrap();
+        let blocks = quadratic_element_stiffness(&element, lambda, mu);
+        let k = SMatrix::<f64, 30, 30>::from_fn(|i, j| blocks[i / 3][j / 3][(i % 3, j % 3)]);
+        let scale = k.norm();
+        assert!((k - k.transpose()).norm() <= 1e-13 * scale);
+        let eig = k.symmetric_eigen();
+        let zeros = eig
+            .eigenvalues
+            .iter()
+            .filter(|&&l| l.abs() <= 1e-10 * scale)
+            .count();
+        assert_eq!(zeros, 6, "eigenvalues {:?}", eig.eigenvalues);
+        assert!(eig.eigenvalues.iter().all(|&l| l > -1e-10 * scale));
+    }
+}
+
 #[test]
 fn assembled_stiffness_annihilates_rigid_motions_and_mass_sums_to_rho_v() {
     let mesh = jittered_box();
     let porcelain = material("porcelain");
-    let pattern = DofPattern::new(&mesh);
-    let k = assemble_stiffness(&mesh, &pattern, &porcelain);
-    let k_scale = k.val().iter().fold(0.0f64, |a, v| a.max(v.abs()));
-    for motion in rigid_motions(&mesh) {
-        let f = matvec(&k, &motion);
-        let worst = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-        assert!(
-            worst <= 1e-12 * k_scale,
-            "rigid motion produces force {worst}"
-        );
-    }
-    let expected = porcelain.density_kg_m3 * mesh.volume();
-    let lumped = lumped_mass(&mesh, porcelain.density_kg_m3);
-    for axis in 0..3 {
-        let total: f64 = lumped.iter().skip(axis).step_by(3).sum();
-        assert!(rel(total, expected) < 1e-13);
-    }
-    let consistent = assemble_consistent_mass(&mesh, &pattern, porcelain.density_kg_m3);
-    for motion in rigid_motions(&mesh).iter().step_by(2) {
-        // uᵀ M u for a unit translation is the total mass.
-        let mu = matvec(&consistent, motion);
-        let total: f64 = mu.iter().zip(motion).map(|(a, b)| a * b).sum();
-        assert!(rel(total, expected) < 1e-13);
+    for order in ORDERS {
+        let elastic = ElasticMesh::new(&mesh, order);
+        let k = elastic.stiffness(&porcelain);
+        assert_eq!(k.nrows(), 3 * order.node_count(&mesh));
+        let k_scale = k.val().iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        for motion in rigid_motions(elastic.nodes()) {
+            let f = matvec(&k, &motion);
+            let worst = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            assert!(
+                worst <= 1e-12 * k_scale,
+                "{order:?}: rigid motion produces force {worst}"
+            );
+        }
+        let expected = porcelain.density_kg_m3 * mesh.volume();
+        let lumped = elastic.lumped_mass(porcelain.density_kg_m3);
+        assert!(lumped.iter().all(|&m| m > 0.0));
+        for axis in 0..3 {
+            let total: f64 = lumped.iter().skip(axis).step_by(3).sum();
+            assert!(rel(total, expected) < 1e-13);
+        }
     }
 }
 
+/// The patch test (Zienkiewicz, Taylor & Zhu §9.3): a displacement field
+/// the element can represent exactly is reproduced, strain included, and
+/// the interior nodes carry no force. Affine fields for both elements; for
+/// the quadratic element also a quadratic field, whose strain (linear) it
+/// must give exactly everywhere in every element.
 #[test]
 fn patch_test_affine_displacement_gives_exact_strain_and_no_interior_force() {
     let mesh = jittered_box();
     let tile = material("ceramic-tile");
     let g = Matrix3::new(1e-3, 2e-4, -3e-4, 5e-4, -2e-3, 1e-4, 0.0, 7e-4, 4e-4);
     let c = Vector3::new(1e-3, -2e-3, 5e-4);
-    let u: Vec<Vector3<f64>> = mesh.nodes().iter().map(|p| g * p.coords + c).collect();
-    let expected_strain = Voigt::from([
-        g[(0, 0)],
-        g[(1, 1)],
-        g[(2, 2)],
-        g[(1, 2)] + g[(2, 1)],
-        g[(0, 2)] + g[(2, 0)],
-        g[(0, 1)] + g[(1, 0)],
-    ]);
-    for t in 0..mesh.tet_count() {
-        let element = TetElement::new(&mesh.tet_points(t)).unwrap();
-        let ue = mesh.tets()[t].map(|n| u[n as usize]);
-        let strain = element.strain(&ue);
-        assert!(
-            (strain - expected_strain).norm() <= 1e-12 * expected_strain.norm(),
-            "tet {t}"
-        );
-    }
-    let pattern = DofPattern::new(&mesh);
-    let k = assemble_stiffness(&mesh, &pattern, &tile);
-    let flat: Vec<f64> = u.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
-    let f = matvec(&k, &flat);
-    let boundary = mesh.topology().boundary_nodes();
-    let scale = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-    for n in 0..mesh.node_count() {
-        if boundary.binary_search(&(n as u32)).is_err() {
+    let affine = |p: &Point3<f64>| g * p.coords + c;
+    let voigt = |grad: &Matrix3<f64>| {
+        Voigt::from([
+            grad[(0, 0)],
+            grad[(1, 1)],
+            grad[(2, 2)],
+            grad[(1, 2)] + grad[(2, 1)],
+            grad[(0, 2)] + grad[(2, 0)],
+            grad[(0, 1)] + grad[(1, 0)],
+        ])
+    };
+    let expected_strain = voigt(&g);
+    for order in ORDERS {
+        let elastic = ElasticMesh::new(&mesh, order);
+        let u: Vec<Vector3<f64>> = elastic.nodes().iter().map(affine).collect();
+        for t in 0..mesh.tet_count() {
+            let element = elastic.element(t);
+            let nodes = elastic.element_nodes(t);
+            let strain = match order {
+                ElementOrder::Linear => element.strain(&std::array::from_fn(|a| u[nodes[a] as usize])),
+                ElementOrder::Quadratic => quadratic_strain(
+                    &element,
+                    &[0.1, 0.2, 0.3, 0.4],
+                    &std::array::from_fn(|a| u[nodes[a] as usize]),
+                ),
+            };
+            assert!(
+                (strain - expected_strain).norm() <= 1e-12 * expected_strain.norm(),
+                "{order:?}: tet {t}"
+            );
+        }
+        let k = elastic.stiffness(&tile);
+        let flat: Vec<f64> = u.iter().flat_map(|v| [v.x, v.y, v.z]).collect();
+        let f = matvec(&k, &flat);
+        let boundary = boundary_nodes(&mesh, &elastic);
+        let scale = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let mut interior = 0;
+        for n in (0..elastic.node_count()).filter(|&n| !boundary[n]) {
+            interior += 1;
             for axis in 0..3 {
                 assert!(
                     f[3 * n + axis].abs() <= 1e-10 * scale,
-                    "interior node {n} force {}",
+                    "{order:?}: interior node {n} force {}",
                     f[3 * n + axis]
                 );
             }
+        }
+        assert!(interior > 0);
+    }
+    // u = g x + (x·a) h x: quadratic, strain linear.
+    let a = Vector3::new(2e-2, -1e-2, 3e-2);
+    let h = Matrix3::new(1.0, -2.0, 0.5, 0.3, 1.5, -1.0, 2.0, 0.0, -0.7) * 1e-2;
+    let quadratic = |p: &Point3<f64>| affine(p) + p.coords.dot(&a) * (h * p.coords);
+    // ∇u = g + h x aᵀ + (x·a) h.
+    let gradient = |p: &Point3<f64>| g + (h * p.coords) * a.transpose() + p.coords.dot(&a) * h;
+    let elastic = ElasticMesh::new(&mesh, ElementOrder::Quadratic);
+    let u: Vec<Vector3<f64>> = elastic.nodes().iter().map(quadratic).collect();
+    for t in 0..mesh.tet_count() {
+        let element = elastic.element(t);
+        let nodes = elastic.element_nodes(t);
+        let ue = std::array::from_fn(|i| u[nodes[i] as usize]);
+        let corners = mesh.tet_points(t);
+        for l in [[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25; 4]] {
+            let p = Point3::from((0..4).map(|i| corners[i].coords * l[i]).sum::<Vector3<f64>>());
+            let exact = voigt(&gradient(&p));
+            let strain = quadratic_strain(&element, &l, &ue);
+            assert!(
+                (strain - exact).norm() <= 1e-10 * exact.norm(),
+                "tet {t} at {l:?}: {strain:?} vs {exact:?}"
+            );
+        }
+        // The corner B matrices give the same strain.
+        let b = quadratic_corner_b_matrices(&element);
+        let flat = nalgebra::SVector::<f64, 30>::from_fn(|r, _| ue[r / 3][r % 3]);
+        for (corner, b) in b.iter().enumerate() {
+            let mut l = [0.0; 4];
+            l[corner] = 1.0;
+            let expected = quadratic_strain(&element, &l, &ue);
+            assert!((b * flat - expected).norm() <= 1e-12 * expected.norm());
         }
     }
 }
 
 #[test]
 fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
+    for order in ORDERS {
+        bar_in_uniaxial_tension(order);
+    }
+}
+
+fn bar_in_uniaxial_tension(order: ElementOrder) {
     let (length, side) = (0.2, 0.02);
     let mesh = box_mesh(
         [length, side, side],
@@ -184,19 +281,30 @@ fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
     )
     .unwrap();
     let glass = material("soda-lime-glass");
-    let pattern = DofPattern::new(&mesh);
-    let k = assemble_stiffness(&mesh, &pattern, &glass);
-    let n = 3 * mesh.node_count();
+    let elastic = ElasticMesh::new(&mesh, order);
+    let k = elastic.stiffness(&glass);
+    let n = elastic.dofs();
     let force_n = 1000.0;
     let area = side * side;
-    // Consistent nodal loads of the traction F/A on the face x = L.
+    // Consistent nodal loads of the traction F/A on the face x = L: a third
+    // of each triangle's share at its corners (linear), or at its edges'
+    // nodes (quadratic: the corners' shape functions integrate to zero on
+    // a triangle).
     let mut f = vec![0.0; n];
-    for face in &mesh.topology().boundary_faces {
+    let topology = mesh.topology();
+    for face in &topology.boundary_faces {
         let p = face.nodes.map(|i| mesh.nodes()[i as usize]);
         if p.iter().all(|q| (q.x - length).abs() < 1e-12) {
-            let tri_area = 0.5 * (p[1] - p[0]).cross(&(p[2] - p[0])).norm();
-            for &node in &face.nodes {
-                f[3 * node as usize] += force_n / area * tri_area / 3.0;
+            let share = force_n / area * 0.5 * (p[1] - p[0]).cross(&(p[2] - p[0])).norm() / 3.0;
+            for (i, &node) in face.nodes.iter().enumerate() {
+                let target = match order {
+                    ElementOrder::Linear => node as usize,
+                    ElementOrder::Quadratic => {
+                        let next = face.nodes[(i + 1) % 3];
+                        mesh.node_count() + topology.edge_index(node, next).unwrap()
+                    }
+                };
+                f[3 * target] += share;
             }
         }
     }
@@ -208,7 +316,7 @@ fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
             .unwrap()
     };
     let mut fixed = vec![false; n];
-    for (i, p) in mesh.nodes().iter().enumerate() {
+    for (i, p) in elastic.nodes().iter().enumerate() {
         if p.x.abs() < 1e-12 {
             fixed[3 * i] = true;
         }
@@ -237,24 +345,33 @@ fn bar_in_uniaxial_tension_has_sigma_f_over_a() {
     let llt = reduced.sp_cholesky(Side::Lower).unwrap();
     let mut rhs = Mat::from_fn(free.len(), 1, |r, _| f[free[r]]);
     llt.solve_in_place(rhs.as_mut());
-    let mut u = vec![Vector3::zeros(); mesh.node_count()];
+    let mut u = vec![Vector3::zeros(); elastic.node_count()];
     for (r, &i) in free.iter().enumerate() {
         u[i / 3][i % 3] = rhs[(r, 0)];
     }
     let c = constitutive_matrix(&glass);
     let expected = force_n / area;
     for t in 0..mesh.tet_count() {
-        let element = TetElement::new(&mesh.tet_points(t)).unwrap();
-        let stress = c * element.strain(&mesh.tets()[t].map(|n| u[n as usize]));
+        let element = elastic.element(t);
+        let nodes = elastic.element_nodes(t);
+        let strain = match order {
+            ElementOrder::Linear => element.strain(&std::array::from_fn(|a| u[nodes[a] as usize])),
+            ElementOrder::Quadratic => quadratic_strain(
+                &element,
+                &[0.7, 0.1, 0.1, 0.1],
+                &std::array::from_fn(|a| u[nodes[a] as usize]),
+            ),
+        };
+        let stress = c * strain;
         assert!(
             rel(stress[0], expected) < 1e-8,
-            "tet {t}: σxx = {} vs {expected}",
+            "{order:?}, tet {t}: σxx = {} vs {expected}",
             stress[0]
         );
         for k in 1..6 {
             assert!(
                 stress[k].abs() < 1e-8 * expected,
-                "tet {t}: component {k} = {}",
+                "{order:?}, tet {t}: component {k} = {}",
                 stress[k]
             );
         }

@@ -171,7 +171,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let material = library.get(&args.body.material)?.clone();
     let rankine_threshold_pa = material.rankine_threshold_pa;
     let mesh = MeshSpec::parse(&args.body.mesh)?.load()?;
-    let settings = modes::settings(args.modes, None, 10.0)?;
+    let settings = modes::settings(args.modes, None, 10.0, args.body.element)?;
     let threads = rayon::ThreadPoolBuilder::new().build()?;
     let cache = ModalCache::new(default_cache_dir());
     let bar = solve_progress("modal analysis");

@@ -219,6 +219,10 @@ pub struct BodyArgs {
     /// Material name from the library.
     #[arg(long)]
     pub material: String,
+    /// The element of the elasticity: `quadratic` (10-node tets, accurate
+    /// in bending) or `linear` (4-node, faster, too stiff in bending).
+    #[arg(long, default_value = "quadratic")]
+    pub element: tessera::fem::ElementOrder,
 }
 
 /// What a real-time request could not obtain, as a text suffix (` (a; b)`,

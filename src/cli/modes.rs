@@ -5,9 +5,7 @@ use anyhow::Context;
 use serde::Serialize;
 use std::path::PathBuf;
 use tessera::config::Material;
-use tessera::fem::{
-    assemble_stiffness, lumped_mass, write_diagonal_matrix_market, write_matrix_market, DofPattern,
-};
+use tessera::fem::{write_diagonal_matrix_market, write_matrix_market, ElasticMesh, ElementOrder};
 use tessera::mesh::MeshSpec;
 use tessera::mesh::TetMesh;
 use tessera::modal::{
@@ -65,6 +63,7 @@ pub fn settings(
     args_modes: usize,
     guard: Option<usize>,
     shift_hz: f64,
+    element: ElementOrder,
 ) -> anyhow::Result<EigenSettings> {
     anyhow::ensure!(
         shift_hz.is_finite() && shift_hz > 0.0,
@@ -75,6 +74,7 @@ pub fn settings(
         settings.guard = guard;
     }
     settings.shift = -(std::f64::consts::TAU * shift_hz).powi(2);
+    settings.element = element;
     Ok(settings)
 }
 
@@ -83,7 +83,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let material = library.get(&args.body.material)?;
     let spec = MeshSpec::parse(&args.body.mesh)?;
     let mesh = spec.load()?;
-    let settings = settings(args.modes, args.guard, args.shift_hz)?;
+    let settings = settings(args.modes, args.guard, args.shift_hz, args.body.element)?;
     let cache = (!args.no_cache)
         .then(|| ModalCache::new(args.cache_dir.clone().unwrap_or_else(default_cache_dir)));
     let threads = rayon::ThreadPoolBuilder::new().build()?;
@@ -194,9 +194,9 @@ fn export(
     report: &ModalReport,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let pattern = DofPattern::new(mesh);
-    let k = assemble_stiffness(mesh, &pattern, material);
-    let m = lumped_mass(mesh, material.density_kg_m3);
+    let elastic = ElasticMesh::new(mesh, settings.element);
+    let k = elastic.stiffness(material);
+    let m = elastic.lumped_mass(material.density_kg_m3);
     let k_path = dir.join("K.mtx");
     let m_path = dir.join("M.mtx");
     write_matrix_market(&k_path, &k).with_context(|| format!("writing {}", k_path.display()))?;
@@ -205,6 +205,7 @@ fn export(
     let json = serde_json::json!({
         "shift": settings.shift,
         "modes": settings.modes,
+        "element": settings.element.name(),
         "rigid_modes": 6,
         "eigenvalues": modes.eigenvalues,
         "frequencies_hz": mode_dynamics(&modes.eigenvalues, material).iter().map(ModeDynamics::natural_frequency_hz).collect::<Vec<_>>(),

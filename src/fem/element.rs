@@ -57,15 +57,20 @@ impl TetElement {
     pub fn strain(&self, u: &[Vector3<f64>; 4]) -> Voigt {
         // ∇u = Σ u_a ⊗ ∇N_a; ε = sym(∇u).
         let grad_u: Matrix3<f64> = (0..4).map(|a| u[a] * self.gradients[a].transpose()).sum();
-        Voigt::from([
-            grad_u[(0, 0)],
-            grad_u[(1, 1)],
-            grad_u[(2, 2)],
-            grad_u[(1, 2)] + grad_u[(2, 1)],
-            grad_u[(0, 2)] + grad_u[(2, 0)],
-            grad_u[(0, 1)] + grad_u[(1, 0)],
-        ])
+        symmetric_strain(&grad_u)
     }
+}
+
+/// The strain (Voigt, engineering shear) of a displacement gradient.
+pub(super) fn symmetric_strain(grad_u: &Matrix3<f64>) -> Voigt {
+    Voigt::from([
+        grad_u[(0, 0)],
+        grad_u[(1, 1)],
+        grad_u[(2, 2)],
+        grad_u[(1, 2)] + grad_u[(2, 1)],
+        grad_u[(0, 2)] + grad_u[(2, 0)],
+        grad_u[(0, 1)] + grad_u[(1, 0)],
+    ])
 }
 
 /// The isotropic constitutive matrix C (σ = C ε, engineering shear strains).
@@ -86,18 +91,29 @@ pub fn constitutive_matrix(material: &Material) -> SMatrix<f64, 6, 6> {
 /// `K_ab = V(λ g_a g_bᵀ + μ g_b g_aᵀ + μ (g_a·g_b) I)`, which equals `V·BᵀCB`
 /// for isotropic C (checked by a test) at a fraction of the cost.
 pub fn element_stiffness(element: &TetElement, lambda: f64, mu: f64) -> [[Matrix3<f64>; 4]; 4] {
-    let g = &element.gradients;
-    let v = element.volume;
     let mut k = [[Matrix3::zeros(); 4]; 4];
-    for a in 0..4 {
-        for b in 0..4 {
-            k[a][b] = v
+    add_gradient_stiffness(&mut k, &element.gradients, element.volume, lambda, mu);
+    k
+}
+
+/// Adds `weight · (λ g_a g_bᵀ + μ g_b g_aᵀ + μ (g_a·g_b) I)` to each block
+/// `k[a][b]`: one quadrature point of an isotropic element's stiffness
+/// with shape-function gradients `g`.
+pub(super) fn add_gradient_stiffness<const N: usize>(
+    k: &mut [[Matrix3<f64>; N]; N],
+    g: &[Vector3<f64>; N],
+    weight: f64,
+    lambda: f64,
+    mu: f64,
+) {
+    for a in 0..N {
+        for b in 0..N {
+            k[a][b] += weight
                 * (lambda * g[a] * g[b].transpose()
                     + mu * g[b] * g[a].transpose()
                     + Matrix3::from_diagonal_element(mu * g[a].dot(&g[b])));
         }
     }
-    k
 }
 
 /// Stress as a symmetric 3×3 tensor.

@@ -11,7 +11,7 @@ use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
 use crate::config::Material;
-use crate::modal::GROUP_ELEMENTS;
+use crate::modal::GROUP_POINTS;
 use nalgebra::{Point3, Vector3};
 use serde::Serialize;
 use std::sync::Arc;
@@ -380,7 +380,7 @@ impl BreakableBody {
             }
         });
         let residual = residual_shapes.filter(|_| steps > 0).map(|shapes| {
-            let field = ResidualField::new(&self.mesh, &self.material, &shapes);
+            let field = ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes);
             (Arc::new(field), Arc::from(forces))
         });
         self.keep_impact(&z, residual.clone());
@@ -434,7 +434,7 @@ impl BreakableBody {
         }
         let residual = self
             .residual_shapes(&unit_loads, settings)
-            .map(|shapes| ResidualField::new(&self.mesh, &self.material, &shapes));
+            .map(|shapes| ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes));
         self.fracture_from_modal_states(
             &z,
             residual.as_ref().map(|field| (field, &forces[..])),
@@ -513,16 +513,30 @@ impl BreakableBody {
         let initiation_before_s = initiation_s;
         let new_fragments = rayon::scope(|scope| {
             let mut scratch: Option<CrackScratch> = None;
+            let points_per_element = basis.stress().points_per_element();
+            // A quadratic element's stress points are its corners' values
+            // recovered at the mesh's nodes, shared by every element at the
+            // node: one crack per node and sample.
+            let mut started_nodes = Vec::new();
             for (k, hot) in screening.hot.iter_mut().enumerate() {
                 energy.set_state(state_at(k), forces_at(k));
+                started_nodes.clear();
                 let mut started = 0;
                 while started < settings.max_cracks_per_sample {
-                    let Some((_, hottest)) = hot.pop_hottest(threshold, &screening.stresses) else {
+                    let Some((_, point)) = hot.pop_hottest(threshold, &screening.stresses) else {
                         break;
                     };
-                    let hottest = hottest as usize;
+                    let point = point as usize;
+                    let hottest = point / points_per_element;
                     if !self.can_initiate(hottest) {
                         continue;
+                    }
+                    if points_per_element > 1 {
+                        let node = mesh.tets()[hottest][point % points_per_element];
+                        if started_nodes.contains(&node) {
+                            continue;
+                        }
+                        started_nodes.push(node);
                     }
                     started += 1;
                     let t = Instant::now();
@@ -584,8 +598,9 @@ impl BreakableBody {
             contact: ContactHistory::default(),
             steps,
             peak_stress_pa: screening.peak_stress_pa,
-            elements_evaluated: (screening.groups_evaluated * GROUP_ELEMENTS)
-                .min(self.mesh.tet_count()),
+            elements_evaluated: (screening.groups_evaluated * GROUP_POINTS
+                / basis.stress().points_per_element())
+            .min(self.mesh.tet_count()),
             cracks,
             new_fragments,
         }

@@ -7,6 +7,7 @@
 use super::initiation::{element_stress, StressPart};
 use super::stress::max_principal_stress;
 use crate::config::Material;
+use crate::fem::ElasticMesh;
 use crate::mesh::TetMesh;
 use crate::modal::{ModalBasis, ModalDisplacement, ModalStress};
 use nalgebra::Point3;
@@ -26,11 +27,15 @@ pub(crate) struct ResidualField {
 }
 
 impl ResidualField {
-    /// From the residual shapes (DOFs × contacts).
-    pub(super) fn new(mesh: &TetMesh, material: &Material, shapes: &faer::Mat<f64>) -> Self {
+    /// From the residual shapes (DOFs × contacts on `elastic`).
+    pub(super) fn new(
+        elastic: &ElasticMesh,
+        material: &Material,
+        shapes: &faer::Mat<f64>,
+    ) -> Self {
         Self {
-            stress: ModalStress::new(mesh, material, shapes),
-            displacement: ModalDisplacement::new(shapes),
+            stress: ModalStress::new(elastic, material, shapes),
+            displacement: ModalDisplacement::new(shapes, elastic.corner_count()),
         }
     }
 

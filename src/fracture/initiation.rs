@@ -1,13 +1,17 @@
 //! The Rankine test over the modal states of one contact (Glondu 2012
 //! Alg. 3, lines 10–11), evaluated exactly only where it can succeed.
 //!
+//! The test is made at the stress points of [`ModalStress`] (an element's
+//! single stress, or a quadratic element's four corners, where its largest
+//! principal stress is); "element" below means stress point.
+//!
 //! Every element's stress at every time sample is `σ_e(t) = Σ_j σ_e,j z_j(t)`
 //! (with the static correction, plus `Σ_c σ_r,c F_c(t)` from a second table
 //! of the same layout: each [`StressPart`] is bounded as below, and the
 //! bounds are summed).
 //! Rather than forming all of them (a pass over the whole modal stress table
 //! per event, memory bound: 97 MB at 40k tets and 100 modes), each group of
-//! [`GROUP_ELEMENTS`](crate::modal::GROUP_ELEMENTS) elements gets the bound
+//! [`GROUP_POINTS`](crate::modal::GROUP_POINTS) elements gets the bound
 //! `Σ_j max_e‖σ_e,j‖ · max_t|z_j(t)|` of its stresses over the contact. Only
 //! groups whose bound exceeds the Rankine threshold are evaluated for the
 //! test; then, for the exact peak stress, further groups in decreasing bound
@@ -76,19 +80,34 @@ impl StressPart<'_> {
     }
 }
 
-/// The stress (Voigt, Pa) of `element` at sample `k` of the field `parts`.
-pub(crate) fn element_stress(parts: &[StressPart], element: usize, k: usize) -> [f64; 6] {
+/// The stress (Voigt, Pa) at stress point `point` at sample `k` of the
+/// field `parts`.
+pub(crate) fn point_stress(parts: &[StressPart], point: usize, k: usize) -> [f64; 6] {
     let mut voigt = [0.0; 6];
     for part in parts {
         let n = part.table.mode_count();
         let s = part
             .table
-            .element_stress(element, &part.coordinates[k * n..(k + 1) * n]);
+            .point_stress(point, &part.coordinates[k * n..(k + 1) * n]);
         for (total, v) in voigt.iter_mut().zip(s) {
             *total += f64::from(v);
         }
     }
     voigt
+}
+
+/// The stress (Voigt, Pa) of `element` at sample `k` of the field `parts`:
+/// at its stress point of largest σ₁ (the one the Rankine test sees).
+pub(crate) fn element_stress(parts: &[StressPart], element: usize, k: usize) -> [f64; 6] {
+    let Some(first) = parts.first() else {
+        return [0.0; 6];
+    };
+    first
+        .table
+        .element_points(element)
+        .map(|p| point_stress(parts, p, k))
+        .max_by(|a, b| max_principal_stress(a).total_cmp(&max_principal_stress(b)))
+        .unwrap_or([0.0; 6])
 }
 
 /// Screens the stress field `parts` (all with the same samples and
@@ -213,7 +232,8 @@ pub(crate) fn screen(parts: &[StressPart], threshold_pa: f64, exact_peak: bool) 
 pub(crate) struct HotElement {
     key: f32,
     exact: bool,
-    element: u32,
+    /// The stress point.
+    point: u32,
     stress: u32,
 }
 
@@ -224,7 +244,7 @@ impl HotElement {
         self.key
             .total_cmp(&other.key)
             .then(other.exact.cmp(&self.exact))
-            .then(other.element.cmp(&self.element))
+            .then(other.point.cmp(&self.point))
     }
 }
 
@@ -275,14 +295,14 @@ impl HotSample {
         None
     }
 
-    /// The hottest remaining element above the threshold: (σ₁, element).
+    /// The hottest remaining stress point above the threshold: (σ₁, point).
     pub(crate) fn pop_hottest(
         &mut self,
         threshold_pa: f64,
         stresses: &[[f32; 6]],
     ) -> Option<(f32, u32)> {
         self.peek_hottest(threshold_pa, stresses)?;
-        self.heap.pop().map(|e| (e.key, e.element))
+        self.heap.pop().map(|e| (e.key, e.point))
     }
 }
 
@@ -346,7 +366,7 @@ fn evaluate_group(
         .iter()
         .rposition(|b| b.exceeds(wanted))
         .unwrap_or(first_sample);
-    let elements = states.parts[0].table.group_elements(group);
+    let elements = states.parts[0].table.group_points(group);
     let first = elements.start;
     let rows = 6 * elements.len();
     let samples = last_sample + 1 - first_sample;
@@ -388,7 +408,7 @@ fn evaluate_group(
             if bound <= wanted {
                 continue;
             }
-            let element = (first + local) as u32;
+            let point = (first + local) as u32;
             if known_peak.is_none() {
                 // Only the Rankine test is wanted: the closed form waits
                 // until the element is among the hottest of its sample.
@@ -397,7 +417,7 @@ fn evaluate_group(
                     HotElement {
                         key: bound as f32,
                         exact: false,
-                        element,
+                        point,
                         stress: result.stresses.len() as u32,
                     },
                 ));
@@ -415,7 +435,7 @@ fn evaluate_group(
                     HotElement {
                         key: sigma1 as f32,
                         exact: true,
-                        element,
+                        point,
                         stress: u32::MAX,
                     },
                 ));

@@ -8,7 +8,7 @@ use super::static_correction::StaticCorrection;
 use super::stress::ModalStress;
 use super::ModalError;
 use crate::config::Material;
-use crate::fem::{assemble_stiffness, lumped_mass, DofPattern};
+use crate::fem::{ElasticMesh, ElementOrder};
 use crate::mesh::TetMesh;
 use faer::Mat;
 use serde::Serialize;
@@ -23,12 +23,17 @@ pub struct ModalBasis {
     pub eigenvalues: Vec<f64>,
     /// Damped dynamics per mode (from the material's Rayleigh coefficients).
     pub dynamics: Vec<ModeDynamics>,
-    /// Mode shapes, node-major DOFs × modes, M-orthonormal (lumped M).
+    /// Mode shapes, node-major DOFs × modes, M-orthonormal (lumped M): the
+    /// DOFs of the [`ElasticMesh`] of `element`, whose first
+    /// `3 · mesh.node_count()` are the mesh nodes'.
     pub shapes: Mat<f64>,
+    /// The element the modes were solved with.
+    pub element: ElementOrder,
     /// ‖Kx − λMx‖ / ‖Kx‖ per mode.
     pub residuals: Vec<f64>,
     stress: ModalStress,
     displacement: ModalDisplacement,
+    elastic: OnceLock<ElasticMesh>,
     /// The factor for the static correction: the eigensolver's, or built on
     /// first use for a basis loaded from the cache (`None` if it failed).
     static_correction: OnceLock<Option<Arc<StaticCorrection>>>,
@@ -48,6 +53,13 @@ impl ModalBasis {
             .collect()
     }
 
+    /// The elasticity's nodes and elements on `mesh`, which must be the
+    /// basis's own (built by [`Self::from_modes`]).
+    pub fn elastic_mesh(&self, mesh: &TetMesh) -> &ElasticMesh {
+        self.elastic
+            .get_or_init(|| ElasticMesh::new(mesh, self.element))
+    }
+
     /// The per-element modal stress table.
     pub fn stress(&self) -> &ModalStress {
         &self.stress
@@ -58,10 +70,11 @@ impl ModalBasis {
         &self.displacement
     }
 
-    /// Stress (Voigt, Pa) of `element` at modal coordinates `z`.
-    pub fn element_stress(&self, element: usize, z: &[f64]) -> [f64; 6] {
+    /// Stress (Voigt, Pa) at stress point `point` ([`ModalStress`]) at
+    /// modal coordinates `z`.
+    pub fn point_stress(&self, point: usize, z: &[f64]) -> [f64; 6] {
         let z: Vec<f32> = z.iter().map(|&v| v as f32).collect();
-        self.stress.element_stress(element, &z).map(f64::from)
+        self.stress.point_stress(point, &z).map(f64::from)
     }
 
     /// The static correction of this basis ([`StaticCorrection`]);
@@ -76,7 +89,7 @@ impl ModalBasis {
         self.static_correction
             .get_or_init(|| {
                 let shift = EigenSettings::new(self.mode_count()).shift;
-                StaticCorrection::new(mesh, material, shift)
+                StaticCorrection::new(self.elastic_mesh(mesh), material, shift)
                     .map(Arc::new)
                     .map_err(|error| {
                         tracing::warn!(%error, "no static correction for this body");
@@ -92,18 +105,22 @@ impl ModalBasis {
             eigenvalues,
             shapes,
             residuals,
+            element,
             static_correction,
         } = modes;
         let dynamics = mode_dynamics(&eigenvalues, material);
-        let stress = ModalStress::new(mesh, material, &shapes);
-        let displacement = ModalDisplacement::new(&shapes);
+        let elastic = ElasticMesh::new(mesh, element);
+        let stress = ModalStress::new(&elastic, material, &shapes);
+        let displacement = ModalDisplacement::new(&shapes, elastic.corner_count());
         Self {
             eigenvalues,
             dynamics,
             shapes,
+            element,
             residuals,
             stress,
             displacement,
+            elastic: OnceLock::from(elastic),
             static_correction: static_correction
                 .map_or_else(OnceLock::new, |factor| OnceLock::from(Some(factor))),
         }
@@ -161,6 +178,8 @@ pub struct Modes {
     pub shapes: Mat<f64>,
     /// Relative residual of each mode.
     pub residuals: Vec<f64>,
+    /// The element of K and M.
+    pub element: ElementOrder,
     /// The eigensolver's factor, for the static correction (`None` when
     /// loaded from the cache).
     pub static_correction: Option<Arc<StaticCorrection>>,
@@ -189,7 +208,7 @@ fn solve_modes_in_pool(
 ) -> Result<(Modes, ModalReport), ModalError> {
     let start = Instant::now();
     let mut seconds = ModalTimings::default();
-    let dofs = 3 * mesh.node_count();
+    let dofs = 3 * settings.element.node_count(mesh);
     if let Some(cache) = cache {
         let t = Instant::now();
         if let Some(modes) = cache.load(mesh, material, settings)? {
@@ -211,11 +230,11 @@ fn solve_modes_in_pool(
         }
     }
     let t = Instant::now();
-    let pattern = DofPattern::new(mesh);
-    let stiffness = assemble_stiffness(mesh, &pattern, material);
-    let mass = lumped_mass(mesh, material.density_kg_m3);
+    let elastic = ElasticMesh::new(mesh, settings.element);
+    let stiffness = elastic.stiffness(material);
+    let mass = elastic.lumped_mass(material.density_kg_m3);
     seconds.assembly = t.elapsed().as_secs_f64();
-    let solution = lowest_modes(&stiffness, &mass, mesh.nodes(), settings, on_solve)?;
+    let solution = lowest_modes(&stiffness, &mass, elastic.nodes(), settings, on_solve)?;
     seconds.factorization = solution.stats.factorization_s;
     seconds.lanczos = solution.stats.lanczos_s;
     seconds.polish = solution.stats.polish_s;
@@ -223,6 +242,7 @@ fn solve_modes_in_pool(
         eigenvalues: solution.eigenvalues,
         shapes: solution.shapes,
         residuals: solution.residuals,
+        element: settings.element,
         static_correction: Some(solution.static_correction),
     };
     if let Some(cache) = cache {

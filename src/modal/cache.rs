@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the stored layout or the solver's meaning changes.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 
 /// A directory of cached modal bases.
 #[derive(Debug, Clone)]
@@ -64,6 +64,7 @@ impl ModalCache {
         h.update(&(settings.modes as u64).to_le_bytes());
         h.update(&(settings.guard as u64).to_le_bytes());
         h.update(&settings.shift.to_le_bytes());
+        h.update(settings.element.name().as_bytes());
         h.digest128().to_le_bytes()
     }
 
@@ -99,7 +100,7 @@ impl ModalCache {
             }
         };
         let key = Self::key(mesh, material, settings);
-        let rows = 3 * mesh.node_count();
+        let rows = 3 * settings.element.node_count(mesh);
         match postcard::from_bytes::<CachedModes>(&bytes) {
             Ok(c)
                 if c.version == FORMAT_VERSION
@@ -115,6 +116,7 @@ impl ModalCache {
                     eigenvalues: c.eigenvalues,
                     shapes,
                     residuals: c.residuals,
+                    element: settings.element,
                     static_correction: None,
                 }))
             }

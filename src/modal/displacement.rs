@@ -25,12 +25,14 @@ pub struct ModalDisplacement {
 }
 
 impl ModalDisplacement {
-    /// From the DOFs × m shapes (DOF 3n + c is component c of node n).
-    pub fn new(shapes: &Mat<f64>) -> Self {
+    /// From the DOFs × m shapes (DOF 3n + c is component c of node n), for
+    /// the first `nodes` nodes (a quadratic basis's edge nodes are left
+    /// out: the mesh's nodes are its corners).
+    pub fn new(shapes: &Mat<f64>, nodes: usize) -> Self {
         let m = shapes.ncols();
-        let mut values = vec![0.0f32; shapes.nrows() * m];
+        let mut values = vec![0.0f32; 3 * nodes * m];
         for j in 0..m {
-            for (dof, &x) in shapes.col(j).iter().enumerate() {
+            for (dof, &x) in shapes.col(j).iter().take(3 * nodes).enumerate() {
                 values[dof * m + j] = x as f32;
             }
         }

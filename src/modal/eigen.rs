@@ -24,7 +24,7 @@
 
 use super::lanczos::{largest_eigenpairs, orthonormalise_block, symmetric_eigen, LanczosSettings};
 use super::static_correction::StaticCorrection;
-use crate::fem::SparseMatrix;
+use crate::fem::{ElementOrder, SparseMatrix};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
@@ -50,13 +50,15 @@ pub struct EigenSettings {
     pub residual_tolerance: f64,
     /// Lanczos block size (columns solved together).
     pub block: usize,
+    /// The element of K and M (the basis's DOFs are its nodes').
+    pub element: ElementOrder,
 }
 
 impl EigenSettings {
     /// Defaults for `modes` elastic modes: guard band of max(20, modes/5),
     /// σ = −(2π·10 Hz)², residual tolerance 1e-8, Lanczos blocks of 4
     /// (measured fastest on plates of 10k–40k tets: 2.6× faster than
-    /// single-vector Lanczos; 8 needs more restarts).
+    /// single-vector Lanczos; 8 needs more restarts), quadratic elements.
     pub fn new(modes: usize) -> Self {
         Self {
             modes,
@@ -64,6 +66,7 @@ impl EigenSettings {
             shift: -(std::f64::consts::TAU * 10.0).powi(2),
             residual_tolerance: 1e-8,
             block: 4,
+            element: ElementOrder::default(),
         }
     }
 }

@@ -20,7 +20,7 @@ pub use displacement::ModalDisplacement;
 pub use eigen::{lowest_modes, EigenError, EigenSettings, EigenSolution, EigenStats};
 pub use response::{ModalState, ModeDynamics};
 pub use static_correction::StaticCorrection;
-pub use stress::{ModalStress, GROUP_ELEMENTS};
+pub use stress::{ModalStress, GROUP_POINTS};
 
 /// Why a modal basis could not be had.
 #[derive(Debug, thiserror::Error)]

@@ -25,8 +25,7 @@
 
 use super::eigen::{rigid_basis, shifted_matrix, CholeskyFactor, EigenError};
 use crate::config::Material;
-use crate::fem::{assemble_stiffness, lumped_mass, DofPattern};
-use crate::mesh::TetMesh;
+use crate::fem::ElasticMesh;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::matmul::matmul;
 use faer::reborrow::ReborrowMut;
@@ -70,15 +69,14 @@ impl StaticCorrection {
         }
     }
 
-    /// Assembles and factorises `K − shift·M` of `mesh` in `material` (for a
-    /// basis loaded from the cache, which keeps no factor).
-    pub fn new(mesh: &TetMesh, material: &Material, shift: f64) -> Result<Self, EigenError> {
+    /// Assembles and factorises `K − shift·M` of `elastic` in `material`
+    /// (for a basis loaded from the cache, which keeps no factor).
+    pub fn new(elastic: &ElasticMesh, material: &Material, shift: f64) -> Result<Self, EigenError> {
         if !(shift < 0.0 && shift.is_finite()) {
             return Err(EigenError::BadShift(shift));
         }
-        let pattern = DofPattern::new(mesh);
-        let stiffness = assemble_stiffness(mesh, &pattern, material);
-        let mass = lumped_mass(mesh, material.density_kg_m3);
+        let stiffness = elastic.stiffness(material);
+        let mass = elastic.lumped_mass(material.density_kg_m3);
         if let Some(i) = mass.iter().position(|&m| !(m > 0.0 && m.is_finite())) {
             return Err(EigenError::BadMass(i));
         }
@@ -86,7 +84,7 @@ impl StaticCorrection {
         let factor = CholeskyFactor::new(&shifted, Par::rayon(0))
             .ok_or(EigenError::NotPositiveDefinite { shift })?;
         let sqrt_mass: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
-        let rigid_y = rigid_basis(mesh.nodes(), &sqrt_mass);
+        let rigid_y = rigid_basis(elastic.nodes(), &sqrt_mass);
         Ok(Self::from_factor(factor, shift, &mass, rigid_y.as_ref()))
     }
 
@@ -184,22 +182,26 @@ impl StaticCorrection {
 mod tests {
     use super::*;
     use crate::config::MaterialLibrary;
-    use crate::fem::SparseMatrix;
+    use crate::fem::{ElementOrder, SparseMatrix};
     use crate::mesh::box_mesh;
     use crate::modal::{lowest_modes, EigenSettings};
     use faer::sparse::linalg::matmul::sparse_dense_matmul;
 
-    /// A 20 × 4 × 2 cm ceramic bar of `cells`: mesh, material, K and
-    /// lumped M.
-    fn bar(cells: [usize; 3]) -> (TetMesh, Material, SparseMatrix, Vec<f64>) {
+    /// A 20 × 4 × 2 cm ceramic bar of `cells` in `order` elements: its
+    /// elasticity, material, K and lumped M.
+    fn bar(
+        cells: [usize; 3],
+        order: ElementOrder,
+    ) -> (ElasticMesh, Material, SparseMatrix, Vec<f64>) {
         let mesh = box_mesh([0.2, 0.04, 0.02], cells, None).unwrap();
+        let elastic = ElasticMesh::new(&mesh, order);
         let material = MaterialLibrary::builtin()
             .get("ceramic-tile")
             .unwrap()
             .clone();
-        let stiffness = assemble_stiffness(&mesh, &DofPattern::new(&mesh), &material);
-        let mass = lumped_mass(&mesh, material.density_kg_m3);
-        (mesh, material, stiffness, mass)
+        let stiffness = elastic.stiffness(&material);
+        let mass = elastic.lumped_mass(material.density_kg_m3);
+        (elastic, material, stiffness, mass)
     }
 
     /// The modal part plus the residual shape is the static response of the
@@ -208,18 +210,24 @@ mod tests {
     /// retained and rigid modes.
     #[test]
     fn modes_plus_residual_solve_the_inertia_relieved_static_problem() {
-        let (mesh, _, stiffness, mass) = bar([10, 3, 2]);
+        for order in [ElementOrder::Linear, ElementOrder::Quadratic] {
+            inertia_relieved_static_problem(order);
+        }
+    }
+
+    fn inertia_relieved_static_problem(order: ElementOrder) {
+        let (elastic, _, stiffness, mass) = bar([10, 3, 2], order);
         let n = mass.len();
         // A unit force down at one corner node and a sideways pull at
         // another: both bend, twist and accelerate the body.
         let mut loads = Mat::<f64>::zeros(n, 2);
         loads[(2, 0)] = -1.0;
-        loads[(3 * (mesh.node_count() - 1), 1)] = 1.0;
+        loads[(3 * (elastic.corner_count() - 1), 1)] = 1.0;
         for modes in [4, 12, 30] {
             let solution = lowest_modes(
                 &stiffness,
                 &mass,
-                mesh.nodes(),
+                elastic.nodes(),
                 &EigenSettings::new(modes),
                 &|_| {},
             )
@@ -263,7 +271,7 @@ mod tests {
                 }
                 assert!(
                     error < 1e-6 * size,
-                    "{modes} modes, load {c}: |Ku − p̃| = {error:e}"
+                    "{order:?}, {modes} modes, load {c}: |Ku − p̃| = {error:e}"
                 );
                 for basis in [x.as_ref(), rigid.as_ref()] {
                     for j in 0..basis.ncols() {
@@ -286,10 +294,11 @@ mod tests {
 
     #[test]
     fn a_factor_built_apart_gives_the_eigensolvers_residuals() {
-        let (mesh, material, stiffness, mass) = bar([8, 2, 2]);
+        let (elastic, material, stiffness, mass) = bar([8, 2, 2], ElementOrder::Quadratic);
         let settings = EigenSettings::new(10);
-        let solution = lowest_modes(&stiffness, &mass, mesh.nodes(), &settings, &|_| {}).unwrap();
-        let apart = StaticCorrection::new(&mesh, &material, settings.shift).unwrap();
+        let solution =
+            lowest_modes(&stiffness, &mass, elastic.nodes(), &settings, &|_| {}).unwrap();
+        let apart = StaticCorrection::new(&elastic, &material, settings.shift).unwrap();
         let mut loads = Mat::<f64>::zeros(mass.len(), 1);
         loads[(5, 0)] = 1.0;
         let highest = solution.eigenvalues[9];
@@ -300,7 +309,7 @@ mod tests {
         let b = apart.residual_shapes(loads.as_ref(), shapes, highest);
         assert!((&a - &b).norm_l2() < 1e-10 * a.norm_l2());
         assert!(matches!(
-            StaticCorrection::new(&mesh, &material, 1.0),
+            StaticCorrection::new(&elastic, &material, 1.0),
             Err(EigenError::BadShift(_))
         ));
     }

@@ -1,78 +1,103 @@
-//! Per-element modal stresses (Glondu 2012 §3.3.4, "σ_e = C ε_e" with
-//! ε_e = B_e x restricted to the element's nodes) and the bounds that let
-//! the Rankine test skip elements that cannot reach a threshold.
+//! Modal stresses at the stress points of a body's elements (Glondu 2012
+//! §3.3.4, "σ_e = C ε_e" with ε_e = B_e x restricted to the element's
+//! nodes) and the bounds that let the Rankine test skip points that cannot
+//! reach a threshold.
+//!
+//! A linear tet's stress is constant: one point per element. A quadratic
+//! tet's is linear, so the largest principal stress over the element (a
+//! convex function of the stress) is largest at a corner: four points per
+//! element, its corners, and testing them tests the whole element. The
+//! corner values are recovered at the mesh's nodes, the volume-weighted
+//! mean over the elements that share the node (nodal averaging, the
+//! simplest of the recoveries of Zienkiewicz, Taylor & Zhu §15.3); each
+//! element's four points hold its corners' recovered values.
 
 use crate::config::Material;
-use crate::fem::{constitutive_matrix, TetElement};
-use crate::mesh::TetMesh;
+use crate::fem::{constitutive_matrix, quadratic_corner_b_matrices, ElasticMesh, ElementOrder};
 use faer::Mat;
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// Consecutive elements that share one stress bound. Mesh generators and
-/// TetGen number neighbouring tets together, so a group is spatially
-/// compact and its bound close to its elements' own.
-pub const GROUP_ELEMENTS: usize = 16;
+/// Consecutive stress points that share one stress bound. Mesh
+/// generators and TetGen number neighbouring tets together, and an
+/// element's points are consecutive, so a group is spatially compact and
+/// its bound close to its points' own.
+pub const GROUP_POINTS: usize = 16;
 
-/// The stress of every element in every mode, at unit modal coordinate.
+/// The stress at every stress point in every mode, at unit modal
+/// coordinate.
 ///
-/// Stored in `f32`, element-major: the 6·m values of one element are
+/// Stored in `f32`, point-major: the 6·m values of one point are
 /// contiguous, so one element (a crack crossing it) or one group of
-/// elements (the Rankine test) reads one contiguous block. The table is the
-/// largest of the fracture engine (175k tets × 100 modes is 420 MB in f32,
-/// 840 MB in f64), and the Rankine test compares stresses with a threshold
-/// known to a few percent, far above f32's 1e-7 relative precision. Sums
-/// over modes are accumulated in f32 too (relative error ~m·1e-7). Per
-/// group of [`GROUP_ELEMENTS`] elements it also keeps the bounds of the
-/// Rankine screening: the largest norm per mode, the mean (centre) stress
-/// and the largest distance to it per mode (8·m floats per group, 1/12 of
-/// the elements' own).
+/// points (the Rankine test) reads one contiguous block. The table is the
+/// largest of the fracture engine (175k linear tets × 100 modes is 420 MB
+/// in f32, 840 MB in f64; a quadratic element has four points), and the
+/// Rankine test compares stresses with a threshold known to a few percent,
+/// far above f32's 1e-7 relative precision. Sums over modes are
+/// accumulated in f32 too (relative error ~m·1e-7). Per group of
+/// [`GROUP_POINTS`] points it also keeps the bounds of the Rankine
+/// screening: the largest norm per mode, the mean (centre) stress and the
+/// largest distance to it per mode (8·m floats per group, 1/12 of the
+/// points' own).
 #[derive(Debug, Clone)]
 pub struct ModalStress {
     modes: usize,
-    elements: usize,
-    /// `values[(6e + c)·m + j]`: Voigt component c of mode j's stress in
-    /// element e (Pa per unit modal coordinate).
+    points: usize,
+    points_per_element: usize,
+    /// `values[(6p + c)·m + j]`: Voigt component c of mode j's stress at
+    /// point p (Pa per unit modal coordinate).
     values: Vec<f32>,
     /// `group_norms[g·m + j]`: the largest Frobenius norm of mode j's stress
-    /// tensor over the elements of group g.
+    /// tensor over the points of group g.
     group_norms: Vec<f32>,
     /// `group_centres[(6g + c)·m + j]`: component c of mode j's stress
-    /// averaged over the elements of group g.
+    /// averaged over the points of group g.
     group_centres: Vec<f32>,
     /// `group_spreads[g·m + j]`: the largest Frobenius norm of mode j's
-    /// stress minus the group's centre, over the elements of group g.
+    /// stress minus the group's centre, over the points of group g.
     group_spreads: Vec<f32>,
 }
 
 impl ModalStress {
-    /// σ_e,j = C B_e x_j for every element e and mode j (`shapes` is DOFs × m).
-    pub fn new(mesh: &TetMesh, material: &Material, shapes: &Mat<f64>) -> Self {
+    /// σ_p,j = C B_p x_j at every stress point p and mode j (`shapes` is
+    /// DOFs × m on `elastic`).
+    pub fn new(elastic: &ElasticMesh, material: &Material, shapes: &Mat<f64>) -> Self {
         let m = shapes.ncols();
-        let elements = mesh.tet_count();
+        let elements = elastic.element_count();
         let c = constitutive_matrix(material);
-        let mut values = vec![0.0f32; 6 * m * elements];
+        let points_per_element = match elastic.order() {
+            ElementOrder::Linear => 1,
+            ElementOrder::Quadratic => 4,
+        };
+        let points = points_per_element * elements;
+        let mut values = vec![0.0f32; 6 * m * points];
         if m > 0 {
             values
-                .par_chunks_mut(6 * m)
+                .par_chunks_mut(6 * m * points_per_element)
                 .enumerate()
                 .for_each(|(t, block)| {
-                    let cb = c * TetElement::new(&mesh.tet_points(t))
-                        .expect("validated mesh")
-                        .b_matrix();
-                    let nodes = mesh.tets()[t];
-                    for j in 0..m {
-                        let u = nalgebra::SVector::<f64, 12>::from_fn(|r, _| {
-                            shapes[(3 * nodes[r / 3] as usize + r % 3, j)]
-                        });
-                        let s = cb * u;
-                        for comp in 0..6 {
-                            block[comp * m + j] = s[comp] as f32;
+                    let element = elastic.element(t);
+                    let nodes = elastic.element_nodes(t);
+                    match elastic.order() {
+                        ElementOrder::Linear => {
+                            let cb = c * element.b_matrix();
+                            fill_point(block, &cb, nodes, shapes);
+                        }
+                        ElementOrder::Quadratic => {
+                            let corners = quadratic_corner_b_matrices(&element);
+                            for (corner, b) in corners.iter().enumerate() {
+                                let cb = c * b;
+                                let point = &mut block[6 * m * corner..6 * m * (corner + 1)];
+                                fill_point(point, &cb, nodes, shapes);
+                            }
                         }
                     }
                 });
+            if elastic.order() == ElementOrder::Quadratic {
+                recover_at_nodes(&mut values, elastic, m);
+            }
         }
-        let groups = elements.div_ceil(GROUP_ELEMENTS);
+        let groups = points.div_ceil(GROUP_POINTS);
         let mut group_norms = vec![0.0f32; groups * m];
         let mut group_centres = vec![0.0f32; groups * 6 * m];
         let mut group_spreads = vec![0.0f32; groups * m];
@@ -83,7 +108,7 @@ impl ModalStress {
                 .zip(group_spreads.par_chunks_mut(m))
                 .enumerate()
                 .for_each(|(g, ((norms, centre), spreads))| {
-                    let members = group_range(g, elements);
+                    let members = group_range(g, points);
                     let block = |e: usize| &values[6 * m * e..6 * m * (e + 1)];
                     let mut sum = vec![0.0f64; 6 * m];
                     for e in members.clone() {
@@ -108,7 +133,8 @@ impl ModalStress {
         }
         Self {
             modes: m,
-            elements,
+            points,
+            points_per_element,
             values,
             group_norms,
             group_centres,
@@ -123,17 +149,32 @@ impl ModalStress {
 
     /// Number of elements (tets).
     pub fn element_count(&self) -> usize {
-        self.elements
+        self.points / self.points_per_element.max(1)
     }
 
-    /// Number of element groups of the screening bounds.
+    /// Stress points per element: 1 (linear) or 4 (quadratic, its corners).
+    pub fn points_per_element(&self) -> usize {
+        self.points_per_element
+    }
+
+    /// Number of stress points.
+    pub fn point_count(&self) -> usize {
+        self.points
+    }
+
+    /// The stress points of `element`.
+    pub fn element_points(&self, element: usize) -> Range<usize> {
+        self.points_per_element * element..self.points_per_element * (element + 1)
+    }
+
+    /// Number of point groups of the screening bounds.
     pub fn group_count(&self) -> usize {
-        self.elements.div_ceil(GROUP_ELEMENTS)
+        self.points.div_ceil(GROUP_POINTS)
     }
 
-    /// The elements of group `g`.
-    pub fn group_elements(&self, g: usize) -> Range<usize> {
-        group_range(g, self.elements)
+    /// The points of group `g`.
+    pub fn group_points(&self, g: usize) -> Range<usize> {
+        group_range(g, self.points)
     }
 
     /// Bytes held by the table and its bounds.
@@ -145,18 +186,18 @@ impl ModalStress {
         floats * std::mem::size_of::<f32>()
     }
 
-    /// The rows of `elements` as a (6·elements × m) matrix: row 6i + c is
-    /// Voigt component c of the i-th element, per unit modal coordinate.
-    pub fn rows(&self, elements: Range<usize>) -> faer::MatRef<'_, f32> {
+    /// The rows of `points` as a (6·points × m) matrix: row 6i + c is
+    /// Voigt component c of the i-th point, per unit modal coordinate.
+    pub fn rows(&self, points: Range<usize>) -> faer::MatRef<'_, f32> {
         let m = self.modes;
-        let values = &self.values[6 * m * elements.start..6 * m * elements.end];
-        faer::MatRef::from_row_major_slice(values, 6 * elements.len(), m)
+        let values = &self.values[6 * m * points.start..6 * m * points.end];
+        faer::MatRef::from_row_major_slice(values, 6 * points.len(), m)
     }
 
-    /// Stress (Voigt, Pa) of `element` at modal coordinates `z` (length m).
-    pub fn element_stress(&self, element: usize, z: &[f32]) -> [f32; 6] {
+    /// Stress (Voigt, Pa) at `point` at modal coordinates `z` (length m).
+    pub fn point_stress(&self, point: usize, z: &[f32]) -> [f32; 6] {
         let m = self.modes;
-        let block = &self.values[6 * m * element..6 * m * (element + 1)];
+        let block = &self.values[6 * m * point..6 * m * (point + 1)];
         std::array::from_fn(|comp| dot(&block[comp * m..(comp + 1) * m], z))
     }
 
@@ -169,10 +210,10 @@ impl ModalStress {
         gathered_product(&self.group_centres, 6, self.modes, groups, z)
     }
 
-    /// Upper bounds of ‖σ_e − centre‖ (Frobenius) over the elements e of
+    /// Upper bounds of ‖σ_p − centre‖ (Frobenius) over the points p of
     /// each group of `groups` (a row each), for the modal states whose
     /// magnitudes |z_j| are the columns of `magnitudes` (m × samples):
-    /// Σ_j max_e‖σ_e,j − centre_j‖·|z_j|, rounding included.
+    /// Σ_j max_p‖σ_p,j − centre_j‖·|z_j|, rounding included.
     pub fn group_spread_bounds(
         &self,
         groups: &[u32],
@@ -184,9 +225,9 @@ impl ModalStress {
     }
 
     /// An upper bound of |σ₁| (indeed of the stress tensor's Frobenius norm)
-    /// over the elements of group `g`, for every modal state whose
+    /// over the points of group `g`, for every modal state whose
     /// coordinates satisfy |z_j| ≤ `amplitude[j]`:
-    /// ‖Σ_j σ_e,j z_j‖ ≤ Σ_j ‖σ_e,j‖ |z_j| by the triangle inequality.
+    /// ‖Σ_j σ_p,j z_j‖ ≤ Σ_j ‖σ_p,j‖ |z_j| by the triangle inequality.
     pub fn group_bound(&self, g: usize, amplitude: &[f32]) -> f32 {
         let m = self.modes;
         dot(&self.group_norms[g * m..(g + 1) * m], amplitude) * sum_rounding_margin(m)
@@ -228,8 +269,65 @@ fn gathered_product(
     out
 }
 
-fn group_range(g: usize, elements: usize) -> Range<usize> {
-    g * GROUP_ELEMENTS..((g + 1) * GROUP_ELEMENTS).min(elements)
+fn group_range(g: usize, points: usize) -> Range<usize> {
+    g * GROUP_POINTS..((g + 1) * GROUP_POINTS).min(points)
+}
+
+/// Writes `cb · u_j` (the stress of mode j at one point, `cb` = C·B of the
+/// point, 6 × 3·nodes) into `block` (6·m values, component-major) for every
+/// mode j of `shapes`.
+fn fill_point<const D: usize>(
+    block: &mut [f32],
+    cb: &nalgebra::SMatrix<f64, 6, D>,
+    nodes: &[u32],
+    shapes: &Mat<f64>,
+) {
+    let m = shapes.ncols();
+    for j in 0..m {
+        let u = nalgebra::SVector::<f64, D>::from_fn(|r, _| {
+            shapes[(3 * nodes[r / 3] as usize + r % 3, j)]
+        });
+        let s = cb * u;
+        for comp in 0..6 {
+            block[comp * m + j] = s[comp] as f32;
+        }
+    }
+}
+
+/// Replaces each quadratic element's corner stresses (four points of 6·m
+/// values each) by their volume-weighted mean over the elements sharing
+/// the corner's node.
+fn recover_at_nodes(values: &mut [f32], elastic: &ElasticMesh, m: usize) {
+    let corners = elastic.corner_count();
+    let mut sums = vec![0.0f64; 6 * m * corners];
+    let mut weights = vec![0.0f64; corners];
+    for t in 0..elastic.element_count() {
+        let volume = elastic.element(t).volume;
+        for (corner, &node) in elastic.element_nodes(t)[..4].iter().enumerate() {
+            let point = 4 * t + corner;
+            let source = &values[6 * m * point..6 * m * (point + 1)];
+            let node = node as usize;
+            weights[node] += volume;
+            for (sum, &v) in sums[6 * m * node..6 * m * (node + 1)].iter_mut().zip(source) {
+                *sum += volume * f64::from(v);
+            }
+        }
+    }
+    values
+        .par_chunks_mut(6 * m * 4)
+        .enumerate()
+        .for_each(|(t, block)| {
+            for (corner, &node) in elastic.element_nodes(t)[..4].iter().enumerate() {
+                let node = node as usize;
+                let sums = &sums[6 * m * node..6 * m * (node + 1)];
+                for (v, &sum) in block[6 * m * corner..6 * m * (corner + 1)]
+                    .iter_mut()
+                    .zip(sums)
+                {
+                    *v = (sum / weights[node]) as f32;
+                }
+            }
+        });
 }
 
 /// Frobenius norm of the symmetric tensor with Voigt components
