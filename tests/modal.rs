@@ -335,10 +335,12 @@ fn modal_stress_matches_fem_stress_of_the_mode_superposition() {
     let (mesh, tile, basis, report) = tile_basis([6, 3, 1], 10, ElementOrder::Linear);
     assert!(!report.from_cache);
     // Per element 6 rows; per group of elements its largest norms, centre
-    // (6 rows) and spreads: m floats each.
+    // (6 rows) and spreads: m floats each; and the element–point incidence
+    // (one index per element each way, and the offsets).
+    let tets = mesh.tet_count();
     assert_eq!(
         basis.stress().bytes(),
-        (mesh.tet_count() * 6 + mesh.tet_count().div_ceil(GROUP_POINTS) * 8) * 10 * 4
+        (tets * 6 + tets.div_ceil(GROUP_POINTS) * 8) * 10 * 4 + (3 * tets + 1) * 4
     );
     let z: Vec<f64> = (0..10).map(|j| 1e-3 / (1.0 + j as f64)).collect();
     let c = constitutive_matrix(&tile);
@@ -367,16 +369,16 @@ fn modal_stress_matches_fem_stress_of_the_mode_superposition() {
         .all(|(f, l)| rel(*f, l.sqrt() / std::f64::consts::TAU) < 1e-15));
 }
 
-/// A quadratic basis's stress points are each element's corners, holding
-/// the stress of the mode superposition recovered at the corner's node:
-/// the volume-weighted mean of the corner stresses of the elements there.
+/// A quadratic basis's stress points are the mesh's nodes, holding the
+/// stress of the mode superposition recovered there: the volume-weighted
+/// mean of the corner stresses of the elements at the node.
 #[test]
 fn quadratic_modal_stress_is_the_recovered_nodal_stress() {
     let m = 10;
     let (mesh, tile, basis, _) = tile_basis([6, 3, 1], m, ElementOrder::Quadratic);
     let stress = basis.stress();
     assert_eq!(stress.points_per_element(), 4);
-    assert_eq!(stress.point_count(), 4 * mesh.tet_count());
+    assert_eq!(stress.point_count(), mesh.node_count());
     let elastic = basis.elastic_mesh(&mesh);
     let z: Vec<f64> = (0..m).map(|j| 1e-3 / (1.0 + j as f64)).collect();
     let c = constitutive_matrix(&tile);
@@ -389,7 +391,7 @@ fn quadratic_modal_stress_is_the_recovered_nodal_stress() {
     };
     let node = mesh.tets()[mesh.tet_count() / 2][2];
     let (mut sum, mut weight) = (nalgebra::Vector6::zeros(), 0.0);
-    let mut points = Vec::new();
+    let mut elements = Vec::new();
     for t in 0..mesh.tet_count() {
         let Some(corner) = mesh.tets()[t].iter().position(|&n| n == node) else {
             continue;
@@ -401,20 +403,20 @@ fn quadratic_modal_stress_is_the_recovered_nodal_stress() {
         l[corner] = 1.0;
         sum += element.volume * (c * tessera::fem::quadratic_strain(&element, &l, &u));
         weight += element.volume;
-        points.push(4 * t + corner);
+        elements.push(t as u32);
+        assert!(stress.element_points(t).contains(&node));
     }
+    assert!(elements.len() > 1);
+    assert_eq!(stress.point_elements(node as usize), &elements[..]);
     let recovered = sum / weight;
-    assert!(points.len() > 1);
-    for p in points {
-        let modal = basis.point_stress(p, &z);
-        for k in 0..6 {
-            assert!(
-                (modal[k] - recovered[k]).abs() <= 1e-5 * recovered.norm(),
-                "point {p} component {k}: {} vs {}",
-                modal[k],
-                recovered[k]
-            );
-        }
+    let modal = basis.point_stress(node as usize, &z);
+    for k in 0..6 {
+        assert!(
+            (modal[k] - recovered[k]).abs() <= 1e-5 * recovered.norm(),
+            "component {k}: {} vs {}",
+            modal[k],
+            recovered[k]
+        );
     }
 }
 

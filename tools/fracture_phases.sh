@@ -22,6 +22,6 @@ d = runs[0]
 ms = {k: statistics.median(r["milliseconds"][k] for r in runs) for k in d["milliseconds"]}
 e = d["events"][0]
 row = (d["tets"], len(d["fragments"]), len(d["cracks"]), e["steps"], ms["initiation"],
-       ms["propagation"], ms["meshing"], ms["total"], e["elements_evaluated"])
+       ms["propagation"], ms["meshing"], ms["total"], e["points_evaluated"])
 print("%8d %9d %6d %7d %10.2f %11.2f %8.2f %10.2f %10d" % row)'
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whether two `tessera` binaries give the same fracture events: the JSON of
-# `tessera fracture` (timings and the timing-dependent `elements_evaluated`
+# `tessera fracture` (timings and the timing-dependent `points_evaluated`
 # removed) on the four benchmark slabs × four strikes, compared byte for
 # byte. Extra arguments go to both (e.g. --cracks-per-sample 4).
 #   tools/fracture_same.sh TESSERA_A TESSERA_B [ARGS...]
@@ -16,7 +16,7 @@ d = json.load(sys.stdin)
 d.pop("milliseconds")
 for e in d.get("events", []):
     e.pop("milliseconds", None)
-    e.pop("elements_evaluated", None)
+    e.pop("points_evaluated", None)
 print(json.dumps(d, sort_keys=True))'
 different=0
 for cells in 12,12,2 26,26,2 41,41,4 54,54,10; do

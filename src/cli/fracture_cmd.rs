@@ -275,7 +275,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 "time_step_s": o.time_step_s,
                 "steps": o.steps,
                 "peak_stress_pa": o.peak_stress_pa,
-                "elements_evaluated": o.elements_evaluated,
+                "points_evaluated": o.points_evaluated,
                 "contact": o.contact,
             })).collect::<Vec<_>>(),
             "milliseconds": milliseconds,

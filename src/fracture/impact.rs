@@ -158,9 +158,11 @@ pub struct ImpactOutcome {
     /// element is in tension; a lower bound if below the Rankine threshold
     /// without [`FractureSettings::exact_peak_stress`].
     pub peak_stress_pa: f64,
-    /// Elements whose stresses were formed (the others were bounded below
-    /// the threshold and the peak; see the `initiation` module).
-    pub elements_evaluated: usize,
+    /// Stress points (elements of a linear body, nodes of a quadratic one;
+    /// [`crate::modal::ModalStress`]) whose stresses were formed (the
+    /// others were bounded below the threshold and the peak; see the
+    /// `initiation` module).
+    pub points_evaluated: usize,
     /// The cracks started and propagated, in order.
     pub cracks: Vec<Crack>,
     /// Fragment identifiers the event's cracks created (the fragments are
@@ -513,31 +515,24 @@ impl BreakableBody {
         let initiation_before_s = initiation_s;
         let new_fragments = rayon::scope(|scope| {
             let mut scratch: Option<CrackScratch> = None;
-            let points_per_element = basis.stress().points_per_element();
-            // A quadratic element's stress points are its corners' values
-            // recovered at the mesh's nodes, shared by every element at the
-            // node: one crack per node and sample.
-            let mut started_nodes = Vec::new();
             for (k, hot) in screening.hot.iter_mut().enumerate() {
                 energy.set_state(state_at(k), forces_at(k));
-                started_nodes.clear();
                 let mut started = 0;
                 while started < settings.max_cracks_per_sample {
                     let Some((_, point)) = hot.pop_hottest(threshold, &screening.stresses) else {
                         break;
                     };
-                    let point = point as usize;
-                    let hottest = point / points_per_element;
-                    if !self.can_initiate(hottest) {
+                    // The point's first element where a crack may start
+                    // (a quadratic body's points are nodes, shared).
+                    let Some(hottest) = basis
+                        .stress()
+                        .point_elements(point as usize)
+                        .iter()
+                        .map(|&t| t as usize)
+                        .find(|&t| self.can_initiate(t))
+                    else {
                         continue;
-                    }
-                    if points_per_element > 1 {
-                        let node = mesh.tets()[hottest][point % points_per_element];
-                        if started_nodes.contains(&node) {
-                            continue;
-                        }
-                        started_nodes.push(node);
-                    }
+                    };
                     started += 1;
                     let t = Instant::now();
                     let centre = mesh.tet_centroid(hottest);
@@ -598,9 +593,8 @@ impl BreakableBody {
             contact: ContactHistory::default(),
             steps,
             peak_stress_pa: screening.peak_stress_pa,
-            elements_evaluated: (screening.groups_evaluated * GROUP_POINTS
-                / basis.stress().points_per_element())
-            .min(self.mesh.tet_count()),
+            points_evaluated: (screening.groups_evaluated * GROUP_POINTS)
+                .min(basis.stress().point_count()),
             cracks,
             new_fragments,
         }

@@ -105,7 +105,8 @@ pub(crate) fn element_stress(parts: &[StressPart], element: usize, k: usize) -> 
     first
         .table
         .element_points(element)
-        .map(|p| point_stress(parts, p, k))
+        .iter()
+        .map(|&p| point_stress(parts, p as usize, k))
         .max_by(|a, b| max_principal_stress(a).total_cmp(&max_principal_stress(b)))
         .unwrap_or([0.0; 6])
 }

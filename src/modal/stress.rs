@@ -3,14 +3,15 @@
 //! nodes) and the bounds that let the Rankine test skip points that cannot
 //! reach a threshold.
 //!
-//! A linear tet's stress is constant: one point per element. A quadratic
-//! tet's is linear, so the largest principal stress over the element (a
-//! convex function of the stress) is largest at a corner: four points per
-//! element, its corners, and testing them tests the whole element. The
-//! corner values are recovered at the mesh's nodes, the volume-weighted
-//! mean over the elements that share the node (nodal averaging, the
-//! simplest of the recoveries of Zienkiewicz, Taylor & Zhu §15.3); each
-//! element's four points hold its corners' recovered values.
+//! A linear tet's stress is constant: its stress point is the element. A
+//! quadratic tet's is linear, so the largest principal stress over the
+//! element (a convex function of the stress) is largest at a corner: the
+//! stress points are the mesh's nodes, each holding the corner stresses of
+//! the elements there recovered at the node (their volume-weighted mean:
+//! nodal averaging, the simplest of the recoveries of Zienkiewicz, Taylor
+//! & Zhu §15.3), and an element's stress is its four nodes'. A node table
+//! is also about a fifth of the size of an element table: a tet mesh has
+//! five to six tets per node.
 
 use crate::config::Material;
 use crate::fem::{constitutive_matrix, quadratic_corner_b_matrices, ElasticMesh, ElementOrder};
@@ -19,19 +20,18 @@ use rayon::prelude::*;
 use std::ops::Range;
 
 /// Consecutive stress points that share one stress bound. Mesh
-/// generators and TetGen number neighbouring tets together, and an
-/// element's points are consecutive, so a group is spatially compact and
-/// its bound close to its points' own.
+/// generators and TetGen number neighbouring tets and nodes together, so a
+/// group is spatially compact and its bound close to its points' own.
 pub const GROUP_POINTS: usize = 16;
 
 /// The stress at every stress point in every mode, at unit modal
 /// coordinate.
 ///
 /// Stored in `f32`, point-major: the 6·m values of one point are
-/// contiguous, so one element (a crack crossing it) or one group of
-/// points (the Rankine test) reads one contiguous block. The table is the
-/// largest of the fracture engine (175k linear tets × 100 modes is 420 MB
-/// in f32, 840 MB in f64; a quadratic element has four points), and the
+/// contiguous, so one point or one group of points (the Rankine test)
+/// reads one contiguous block. The table is the largest of the fracture
+/// engine (175k linear tets × 100 modes is 420 MB in f32, 840 MB in f64;
+/// the quadratic elements' node table about a fifth of that), and the
 /// Rankine test compares stresses with a threshold known to a few percent,
 /// far above f32's 1e-7 relative precision. Sums over modes are
 /// accumulated in f32 too (relative error ~m·1e-7). Per group of
@@ -43,7 +43,14 @@ pub const GROUP_POINTS: usize = 16;
 pub struct ModalStress {
     modes: usize,
     points: usize,
+    /// The stress points of each element, [`Self::points_per_element`]
+    /// each: the element itself, or its four nodes.
+    element_points: Vec<u32>,
     points_per_element: usize,
+    /// The elements at each point, in compressed rows, ascending:
+    /// `point_elements[point_offsets[p]..point_offsets[p + 1]]`.
+    point_offsets: Vec<u32>,
+    point_elements: Vec<u32>,
     /// `values[(6p + c)·m + j]`: Voigt component c of mode j's stress at
     /// point p (Pa per unit modal coordinate).
     values: Vec<f32>,
@@ -65,36 +72,59 @@ impl ModalStress {
         let m = shapes.ncols();
         let elements = elastic.element_count();
         let c = constitutive_matrix(material);
-        let points_per_element = match elastic.order() {
-            ElementOrder::Linear => 1,
-            ElementOrder::Quadratic => 4,
+        let (points, element_points): (usize, Vec<u32>) = match elastic.order() {
+            ElementOrder::Linear => (elements, (0..elements as u32).collect()),
+            ElementOrder::Quadratic => (
+                elastic.corner_count(),
+                (0..elements)
+                    .flat_map(|t| elastic.element_nodes(t)[..4].iter().copied())
+                    .collect(),
+            ),
         };
-        let points = points_per_element * elements;
+        let points_per_element = element_points.len() / elements.max(1);
+        let (point_offsets, point_elements) = incidence(&element_points, points_per_element, points);
         let mut values = vec![0.0f32; 6 * m * points];
         if m > 0 {
-            values
-                .par_chunks_mut(6 * m * points_per_element)
-                .enumerate()
-                .for_each(|(t, block)| {
-                    let element = elastic.element(t);
-                    let nodes = elastic.element_nodes(t);
-                    match elastic.order() {
-                        ElementOrder::Linear => {
-                            let cb = c * element.b_matrix();
-                            fill_point(block, &cb, nodes, shapes);
-                        }
-                        ElementOrder::Quadratic => {
-                            let corners = quadratic_corner_b_matrices(&element);
-                            for (corner, b) in corners.iter().enumerate() {
-                                let cb = c * b;
-                                let point = &mut block[6 * m * corner..6 * m * (corner + 1)];
-                                fill_point(point, &cb, nodes, shapes);
+            match elastic.order() {
+                ElementOrder::Linear => {
+                    values
+                        .par_chunks_mut(6 * m)
+                        .enumerate()
+                        .for_each(|(t, block)| {
+                            let cb = c * elastic.element(t).b_matrix();
+                            let mut s = vec![0.0; 6 * m];
+                            add_point_stress(&mut s, 1.0, &cb, elastic.element_nodes(t), shapes);
+                            for (v, s) in block.iter_mut().zip(s) {
+                                *v = s as f32;
                             }
-                        }
-                    }
-                });
-            if elastic.order() == ElementOrder::Quadratic {
-                recover_at_nodes(&mut values, elastic, m);
+                        });
+                }
+                ElementOrder::Quadratic => {
+                    values
+                        .par_chunks_mut(6 * m)
+                        .enumerate()
+                        .for_each(|(node, block)| {
+                            let at = &point_elements[point_offsets[node] as usize
+                                ..point_offsets[node + 1] as usize];
+                            let mut sum = vec![0.0; 6 * m];
+                            let mut volume = 0.0;
+                            for &t in at {
+                                let t = t as usize;
+                                let nodes = elastic.element_nodes(t);
+                                let corner = nodes[..4]
+                                    .iter()
+                                    .position(|&n| n as usize == node)
+                                    .expect("incidence lists the element's own nodes");
+                                let element = elastic.element(t);
+                                let cb = c * quadratic_corner_b_matrices(&element)[corner];
+                                add_point_stress(&mut sum, element.volume, &cb, nodes, shapes);
+                                volume += element.volume;
+                            }
+                            for (v, s) in block.iter_mut().zip(sum) {
+                                *v = (s / volume) as f32;
+                            }
+                        });
+                }
             }
         }
         let groups = points.div_ceil(GROUP_POINTS);
@@ -134,7 +164,10 @@ impl ModalStress {
         Self {
             modes: m,
             points,
+            element_points,
             points_per_element,
+            point_offsets,
+            point_elements,
             values,
             group_norms,
             group_centres,
@@ -149,10 +182,11 @@ impl ModalStress {
 
     /// Number of elements (tets).
     pub fn element_count(&self) -> usize {
-        self.points / self.points_per_element.max(1)
+        self.element_points.len() / self.points_per_element.max(1)
     }
 
-    /// Stress points per element: 1 (linear) or 4 (quadratic, its corners).
+    /// Stress points per element: 1 (linear: the element) or 4 (quadratic:
+    /// its nodes).
     pub fn points_per_element(&self) -> usize {
         self.points_per_element
     }
@@ -163,8 +197,15 @@ impl ModalStress {
     }
 
     /// The stress points of `element`.
-    pub fn element_points(&self, element: usize) -> Range<usize> {
-        self.points_per_element * element..self.points_per_element * (element + 1)
+    pub fn element_points(&self, element: usize) -> &[u32] {
+        let per = self.points_per_element;
+        &self.element_points[per * element..per * (element + 1)]
+    }
+
+    /// The elements at stress point `point`, ascending.
+    pub fn point_elements(&self, point: usize) -> &[u32] {
+        &self.point_elements
+            [self.point_offsets[point] as usize..self.point_offsets[point + 1] as usize]
     }
 
     /// Number of point groups of the screening bounds.
@@ -177,13 +218,14 @@ impl ModalStress {
         group_range(g, self.points)
     }
 
-    /// Bytes held by the table and its bounds.
+    /// Bytes held by the table, its bounds and its incidence.
     pub fn bytes(&self) -> usize {
         let floats = self.values.len()
             + self.group_norms.len()
             + self.group_centres.len()
             + self.group_spreads.len();
-        floats * std::mem::size_of::<f32>()
+        let indices = self.element_points.len() + self.point_offsets.len() + self.point_elements.len();
+        (floats + indices) * std::mem::size_of::<f32>()
     }
 
     /// The rows of `points` as a (6·points × m) matrix: row 6i + c is
@@ -273,11 +315,12 @@ fn group_range(g: usize, points: usize) -> Range<usize> {
     g * GROUP_POINTS..((g + 1) * GROUP_POINTS).min(points)
 }
 
-/// Writes `cb · u_j` (the stress of mode j at one point, `cb` = C·B of the
-/// point, 6 × 3·nodes) into `block` (6·m values, component-major) for every
-/// mode j of `shapes`.
-fn fill_point<const D: usize>(
-    block: &mut [f32],
+/// Adds `weight · cb · u_j` (the stress of mode j at one point, `cb` =
+/// C·B of the point, 6 × 3·nodes) to `sum` (6·m values, component-major)
+/// for every mode j of `shapes`.
+fn add_point_stress<const D: usize>(
+    sum: &mut [f64],
+    weight: f64,
     cb: &nalgebra::SMatrix<f64, 6, D>,
     nodes: &[u32],
     shapes: &Mat<f64>,
@@ -289,47 +332,29 @@ fn fill_point<const D: usize>(
         });
         let s = cb * u;
         for comp in 0..6 {
-            block[comp * m + j] = s[comp] as f32;
+            sum[comp * m + j] += weight * s[comp];
         }
     }
 }
 
-/// Replaces each quadratic element's corner stresses (four points of 6·m
-/// values each) by their volume-weighted mean over the elements sharing
-/// the corner's node.
-fn recover_at_nodes(values: &mut [f32], elastic: &ElasticMesh, m: usize) {
-    let corners = elastic.corner_count();
-    let mut sums = vec![0.0f64; 6 * m * corners];
-    let mut weights = vec![0.0f64; corners];
-    for t in 0..elastic.element_count() {
-        let volume = elastic.element(t).volume;
-        for (corner, &node) in elastic.element_nodes(t)[..4].iter().enumerate() {
-            let point = 4 * t + corner;
-            let source = &values[6 * m * point..6 * m * (point + 1)];
-            let node = node as usize;
-            weights[node] += volume;
-            for (sum, &v) in sums[6 * m * node..6 * m * (node + 1)].iter_mut().zip(source) {
-                *sum += volume * f64::from(v);
-            }
-        }
+/// The elements at each of `points` points, in compressed rows (offsets,
+/// elements ascending), from each element's `per` points.
+fn incidence(element_points: &[u32], per: usize, points: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut offsets = vec![0u32; points + 1];
+    for &p in element_points {
+        offsets[p as usize + 1] += 1;
     }
-    values
-        .par_chunks_mut(6 * m * 4)
-        .enumerate()
-        .for_each(|(t, block)| {
-            for (corner, &node) in elastic.element_nodes(t)[..4].iter().enumerate() {
-                let node = node as usize;
-                let sums = &sums[6 * m * node..6 * m * (node + 1)];
-                for (v, &sum) in block[6 * m * corner..6 * m * (corner + 1)]
-                    .iter_mut()
-                    .zip(sums)
-                {
-                    *v = (sum / weights[node]) as f32;
-                }
-            }
-        });
+    for p in 0..points {
+        offsets[p + 1] += offsets[p];
+    }
+    let mut cursor = offsets.clone();
+    let mut elements = vec![0u32; element_points.len()];
+    for (slot, &p) in element_points.iter().enumerate() {
+        elements[cursor[p as usize] as usize] = (slot / per.max(1)) as u32;
+        cursor[p as usize] += 1;
+    }
+    (offsets, elements)
 }
-
 /// Frobenius norm of the symmetric tensor with Voigt components
 /// [xx, yy, zz, yz, xz, xy]; it bounds every eigenvalue's magnitude.
 fn tensor_norm(s: &[f32; 6]) -> f32 {
