@@ -24,10 +24,7 @@ fn assembly(c: &mut Criterion) {
         let mesh = tile_mesh(0.3, 0.01, cells, cells_z, None).unwrap();
         for order in [ElementOrder::Linear, ElementOrder::Quadratic] {
             group.bench_with_input(
-                BenchmarkId::new(
-                    format!("stiffness+mass-{}", order.name()),
-                    mesh.tet_count(),
-                ),
+                BenchmarkId::new(format!("stiffness+mass-{}", order.name()), mesh.tet_count()),
                 &mesh,
                 |b, mesh| {
                     b.iter(|| {

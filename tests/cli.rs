@@ -83,13 +83,14 @@ fn export_mtx_writes_the_eigenproblem() {
         .split_whitespace()
         .map(|v| v.parse().unwrap())
         .collect();
-    assert_eq!(header[0], 81);
+    // 125 nodes: the 27 corners and the midpoints of the 98 edges.
+    assert_eq!(header[0], 375);
     assert_eq!(
         k.lines().filter(|l| !l.starts_with('%')).count() - 1,
         header[2]
     );
     let m = std::fs::read_to_string(export.join("M.mtx")).unwrap();
-    assert_eq!(m.lines().filter(|l| !l.starts_with('%')).count(), 82);
+    assert_eq!(m.lines().filter(|l| !l.starts_with('%')).count(), 376);
     let problem: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(export.join("eigenproblem.json")).unwrap())
             .unwrap();
@@ -133,9 +134,9 @@ fn errors_are_clear_and_exit_nonzero() {
                 "--material",
                 "porcelain",
                 "--modes",
-                "50",
+                "70",
             ],
-            "only 24 DOFs",
+            "only 81 DOFs",
         ),
         (
             vec![
@@ -500,13 +501,18 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
     );
     assert_eq!(summary["syncs"]["total"], 450);
     assert_eq!(summary["syncs"]["late"], 0, "lockstep waits for every sync");
-    // The main job's point: the strikes break the tile (the third strike,
-    // at about 1.6 m/s, lands before 4.5 s).
+    // The main job's point: the strikes break the tile (the second strike
+    // cracks it, the third, at about 1.6 m/s, breaks it before 4.5 s).
     let fractures = summary["fractures"].as_array().expect("fractures");
-    let first = fractures.first().expect("the tile breaks");
+    let first = fractures.first().expect("the tile cracks");
     assert_eq!(first["body"], "tile", "{first}");
-    assert!(first["fragments"].as_u64().unwrap() >= 2, "{first}");
     assert!(first["crack_area_m2"].as_f64().unwrap() > 0.0, "{first}");
+    assert!(
+        fractures
+            .iter()
+            .any(|f| f["body"] == "tile" && f["fragments"].as_u64().unwrap() >= 2),
+        "{fractures:?}"
+    );
     // Its large pieces swap to their own modes at the next sync; the
     // replay below matches only if that swap is deterministic.
     assert!(

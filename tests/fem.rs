@@ -198,7 +198,9 @@ fn patch_test_affine_displacement_gives_exact_strain_and_no_interior_force() {
             let element = elastic.element(t);
             let nodes = elastic.element_nodes(t);
             let strain = match order {
-                ElementOrder::Linear => element.strain(&std::array::from_fn(|a| u[nodes[a] as usize])),
+                ElementOrder::Linear => {
+                    element.strain(&std::array::from_fn(|a| u[nodes[a] as usize]))
+                }
                 ElementOrder::Quadratic => quadratic_strain(
                     &element,
                     &[0.1, 0.2, 0.3, 0.4],
@@ -242,7 +244,11 @@ fn patch_test_affine_displacement_gives_exact_strain_and_no_interior_force() {
         let ue = std::array::from_fn(|i| u[nodes[i] as usize]);
         let corners = mesh.tet_points(t);
         for l in [[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25; 4]] {
-            let p = Point3::from((0..4).map(|i| corners[i].coords * l[i]).sum::<Vector3<f64>>());
+            let p = Point3::from(
+                (0..4)
+                    .map(|i| corners[i].coords * l[i])
+                    .sum::<Vector3<f64>>(),
+            );
             let exact = voigt(&gradient(&p));
             let strain = quadratic_strain(&element, &l, &ue);
             assert!(
@@ -325,30 +331,11 @@ fn bar_in_uniaxial_tension(order: ElementOrder) {
     fixed[3 * origin + 1] = true;
     fixed[3 * origin + 2] = true;
     fixed[3 * at(0.0, side, 0.0) + 2] = true;
-    let free: Vec<usize> = (0..n).filter(|&i| !fixed[i]).collect();
-    let mut index = vec![usize::MAX; n];
-    for (r, &i) in free.iter().enumerate() {
-        index[i] = r;
-    }
-    let mut triplets = Vec::new();
-    let kr = k.as_ref();
-    for j in 0..n {
-        for (&i, &v) in kr.row_idx_of_col_raw(j).iter().zip(kr.val_of_col(j)) {
-            if index[i] != usize::MAX && index[j] != usize::MAX {
-                triplets.push(Triplet::new(index[i], index[j], v));
-            }
-        }
-    }
-    let reduced =
-        SparseColMat::<usize, f64>::try_new_from_triplets(free.len(), free.len(), &triplets)
-            .unwrap();
-    let llt = reduced.sp_cholesky(Side::Lower).unwrap();
-    let mut rhs = Mat::from_fn(free.len(), 1, |r, _| f[free[r]]);
-    llt.solve_in_place(rhs.as_mut());
-    let mut u = vec![Vector3::zeros(); elastic.node_count()];
-    for (r, &i) in free.iter().enumerate() {
-        u[i / 3][i % 3] = rhs[(r, 0)];
-    }
+    let flat = solve_constrained(&k, &f, &fixed);
+    let u: Vec<Vector3<f64>> = flat
+        .chunks_exact(3)
+        .map(|c| Vector3::new(c[0], c[1], c[2]))
+        .collect();
     let c = constitutive_matrix(&glass);
     let expected = force_n / area;
     for t in 0..mesh.tet_count() {
@@ -382,6 +369,166 @@ fn bar_in_uniaxial_tension(order: ElementOrder) {
             "largest principal stress along the bar axis"
         );
     }
+}
+
+/// Solves `K u = f` with the DOFs marked in `fixed` held at zero.
+fn solve_constrained(k: &SparseMatrix, f: &[f64], fixed: &[bool]) -> Vec<f64> {
+    let n = f.len();
+    let free: Vec<usize> = (0..n).filter(|&i| !fixed[i]).collect();
+    let mut index = vec![usize::MAX; n];
+    for (r, &i) in free.iter().enumerate() {
+        index[i] = r;
+    }
+    let mut triplets = Vec::new();
+    let kr = k.as_ref();
+    for j in 0..n {
+        for (&i, &v) in kr.row_idx_of_col_raw(j).iter().zip(kr.val_of_col(j)) {
+            if index[i] != usize::MAX && index[j] != usize::MAX {
+                triplets.push(Triplet::new(index[i], index[j], v));
+            }
+        }
+    }
+    let reduced =
+        SparseColMat::<usize, f64>::try_new_from_triplets(free.len(), free.len(), &triplets)
+            .unwrap();
+    let llt = reduced.sp_cholesky(Side::Lower).unwrap();
+    let mut rhs = Mat::from_fn(free.len(), 1, |r, _| f[free[r]]);
+    llt.solve_in_place(rhs.as_mut());
+    let mut u = vec![0.0; n];
+    for (r, &i) in free.iter().enumerate() {
+        u[i] = rhs[(r, 0)];
+    }
+    u
+}
+
+/// A simply supported square plate under a load spread over a small
+/// central circle (Roark's *Formulas for Stress and Strain*, 7th ed.,
+/// Table 11.4 case 1d, a/b = 1, ν = 0.3; Timoshenko & Woinowsky-Krieger
+/// §35 for the deflection): centre deflection `α W b²/(E t³)` with
+/// α = 0.1267, and bottom-face stress under the load
+/// `3W/(2πt²)·((1 + ν) ln(2b/(π r₀)) + β)` with β = 0.435 (r₀ ≥ t/2, so no
+/// thick-plate radius). Quadratic tets, two layers; the linear ones lock
+/// and miss both by far.
+#[test]
+fn quadratic_simply_supported_plate_under_a_central_patch() {
+    let mut plate = material("soda-lime-glass");
+    plate.poisson_ratio = 0.3;
+    let (side, t, radius, load_n) = (0.2f64, 0.01f64, 0.01f64, 1000.0f64);
+    let mesh = box_mesh([side, side, t], [40, 40, 2], None).unwrap();
+    let centre = Point3::new(side / 2.0, side / 2.0, 0.0);
+    let alpha = 0.1267;
+    let expected_w = alpha * load_n * side * side / (plate.youngs_modulus_pa * t.powi(3));
+    let expected_sigma = 3.0 * load_n / (2.0 * std::f64::consts::PI * t * t)
+        * (1.3 * (2.0 * side / (std::f64::consts::PI * radius)).ln() + 0.435);
+    let mut errors = Vec::new();
+    for order in ORDERS {
+        let elastic = ElasticMesh::new(&mesh, order);
+        let k = elastic.stiffness(&plate);
+        let n = elastic.dofs();
+        // The load: the top faces whose centroid is in the circle, each
+        // carrying its share of W (consistent loads as in the bar test).
+        let topology = mesh.topology();
+        let top: Vec<_> = topology
+            .boundary_faces
+            .iter()
+            .map(|face| face.nodes.map(|i| (i, mesh.nodes()[i as usize])))
+            .filter(|p| p.iter().all(|(_, q)| (q.z - t).abs() < 1e-12))
+            .filter(|p| {
+                let c = (p[0].1.coords + p[1].1.coords + p[2].1.coords) / 3.0;
+                (c.xy() - centre.coords.xy()).norm() < radius
+            })
+            .collect();
+        let area =
+            |p: &[(u32, Point3<f64>); 3]| 0.5 * (p[1].1 - p[0].1).cross(&(p[2].1 - p[0].1)).norm();
+        let total_area: f64 = top.iter().map(area).sum();
+        let mut f = vec![0.0; n];
+        for p in &top {
+            let share = -load_n * area(p) / total_area / 3.0;
+            for i in 0..3 {
+                let target = match order {
+                    ElementOrder::Linear => p[i].0 as usize,
+                    ElementOrder::Quadratic => {
+                        mesh.node_count() + topology.edge_index(p[i].0, p[(i + 1) % 3].0).unwrap()
+                    }
+                };
+                f[3 * target + 2] += share;
+            }
+        }
+        // Supports: w = 0 along the bottom edges; in-plane, a corner held
+        // and its neighbour along x held sideways.
+        let mut fixed = vec![false; n];
+        for (i, p) in elastic.nodes().iter().enumerate() {
+            let on_edge = [p.x, p.y]
+                .iter()
+                .any(|&c| c.abs() < 1e-12 || (c - side).abs() < 1e-12);
+            if p.z.abs() < 1e-12 && on_edge {
+                fixed[3 * i + 2] = true;
+            }
+            if (p - Point3::origin()).norm() < 1e-12 {
+                fixed[3 * i] = true;
+                fixed[3 * i + 1] = true;
+            }
+            if (p - Point3::new(side, 0.0, 0.0)).norm() < 1e-12 {
+                fixed[3 * i + 1] = true;
+            }
+        }
+        let u = solve_constrained(&k, &f, &fixed);
+        let bottom_centre = mesh
+            .nodes()
+            .iter()
+            .position(|p| (p - centre).norm() < 1e-12)
+            .unwrap();
+        let w = -u[3 * bottom_centre + 2];
+        // The bottom centre's stress, recovered as the modal tables do: the
+        // volume-weighted mean over the elements there.
+        let c = constitutive_matrix(&plate);
+        let (mut sum, mut weight) = (Voigt::zeros(), 0.0);
+        for t in 0..mesh.tet_count() {
+            let Some(corner) = mesh.tets()[t]
+                .iter()
+                .position(|&v| v as usize == bottom_centre)
+            else {
+                continue;
+            };
+            let element = elastic.element(t);
+            let nodes = elastic.element_nodes(t);
+            let at = |a: usize| {
+                let i = 3 * nodes[a] as usize;
+                Vector3::new(u[i], u[i + 1], u[i + 2])
+            };
+            let strain = match order {
+                ElementOrder::Linear => element.strain(&std::array::from_fn(at)),
+                ElementOrder::Quadratic => {
+                    let mut l = [0.0; 4];
+                    l[corner] = 1.0;
+                    quadratic_strain(&element, &l, &std::array::from_fn(at))
+                }
+            };
+            sum += element.volume * (c * strain);
+            weight += element.volume;
+        }
+        let sigma = sum[0] / weight;
+        errors.push((
+            order,
+            rel(w, expected_w),
+            rel(sigma, expected_sigma),
+            w,
+            sigma,
+        ));
+    }
+    let (_, w_error, sigma_error, w, sigma) = errors[1];
+    assert!(
+        w_error < 0.03,
+        "quadratic: w = {w:e} m vs {expected_w:e} m ({errors:?})"
+    );
+    assert!(
+        sigma_error < 0.05,
+        "quadratic: σ = {sigma:e} Pa vs {expected_sigma:e} Pa ({errors:?})"
+    );
+    assert!(
+        errors[0].1 > 2.0 * w_error && errors[0].2 > 2.0 * sigma_error,
+        "{errors:?}"
+    );
 }
 
 #[test]

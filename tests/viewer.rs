@@ -190,9 +190,13 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
     );
     assert!(signals >= 100, "{signals} signal samples");
 
-    // The tile breaks; its fragments arrive as bodies of their own whose
-    // surfaces enclose the tile's volume, less the debris.
-    let first = fractures.first().expect("the tile breaks within 4.5 s");
+    // The tile breaks (an earlier strike may only crack it); its fragments
+    // arrive as bodies of their own whose surfaces enclose the tile's
+    // volume, less the debris.
+    let first = fractures
+        .iter()
+        .find(|f| f["fragments"].as_array().is_some_and(|a| !a.is_empty()))
+        .expect("the tile breaks within 4.5 s");
     assert_eq!(first["body"], "tile");
     let fragments: Vec<u64> = serde_json::from_value(first["fragments"].clone()).unwrap();
     assert!(fragments.len() >= 2);
@@ -202,7 +206,7 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
         .map(|id| {
             let body = bodies
                 .get(id)
-                .expect("every fragment is in the scene at 4 s");
+                .expect("every fragment is in the scene at the end");
             assert_eq!(body["parent"], first["id"]);
             enclosed_volume_m3(body)
         })

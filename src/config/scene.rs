@@ -46,6 +46,9 @@ pub struct WorldSettings {
     pub time_step_s: f64,
     /// Elastic modes of the modal basis of every breakable body.
     pub modes: usize,
+    /// The element of every breakable body's elasticity: `"quadratic"`
+    /// (default) or `"linear"`.
+    pub element: crate::fem::ElementOrder,
     /// Fragments smaller than this are removed as debris (their mass is
     /// counted in the fracture event).
     pub debris_volume_m3: f64,
@@ -67,6 +70,7 @@ impl Default for WorldSettings {
             z_fact: 1.0,
             time_step_s: 1e-3,
             modes: 60,
+            element: crate::fem::ElementOrder::Quadratic,
             debris_volume_m3: 1e-8,
             breakable_min_tets: 12,
             impact_speed_m_s: 0.1,

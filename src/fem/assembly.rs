@@ -99,7 +99,9 @@ impl ElasticMesh {
                 let topology = mesh.topology();
                 let corner_nodes = mesh.nodes();
                 nodes.extend(topology.edges.iter().map(|&[a, b]| {
-                    Point3::from((corner_nodes[a as usize].coords + corner_nodes[b as usize].coords) / 2.0)
+                    Point3::from(
+                        (corner_nodes[a as usize].coords + corner_nodes[b as usize].coords) / 2.0,
+                    )
                 }));
                 for (tet, edges) in mesh.tets().iter().zip(&topology.tet_edges) {
                     element_nodes.extend_from_slice(tet);

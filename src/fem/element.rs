@@ -62,7 +62,7 @@ impl TetElement {
 }
 
 /// The strain (Voigt, engineering shear) of a displacement gradient.
-pub(super) fn symmetric_strain(grad_u: &Matrix3<f64>) -> Voigt {
+pub fn symmetric_strain(grad_u: &Matrix3<f64>) -> Voigt {
     Voigt::from([
         grad_u[(0, 0)],
         grad_u[(1, 1)],

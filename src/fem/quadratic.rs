@@ -12,7 +12,7 @@
 //! edge ij, so `∇N_i = (4L_i − 1)∇L_i` and `∇N_ij = 4(L_j∇L_i + L_i∇L_j)`
 //! with the constant `∇L_i` of [`TetElement`].
 
-use super::element::{add_gradient_stiffness, TetElement, Voigt};
+use super::element::{add_gradient_stiffness, symmetric_strain, TetElement, Voigt};
 use crate::mesh::TET_EDGES;
 use nalgebra::{Matrix3, SMatrix, Vector3};
 
@@ -113,5 +113,5 @@ pub fn quadratic_strain(
     let grad_u: Matrix3<f64> = (0..TET10_NODES)
         .map(|a| u[a] * gradients[a].transpose())
         .sum();
-    super::element::symmetric_strain(&grad_u)
+    symmetric_strain(&grad_u)
 }

@@ -330,11 +330,13 @@ impl BreakableBody {
             .mode_count()
             .min(3 * mesh.node_count() / 8)
             .max(1);
+        let mut settings = EigenSettings::new(modes);
+        settings.element = self.basis.element;
         Some(BasisJob {
             key,
             mesh,
             material: self.material.clone(),
-            settings: EigenSettings::new(modes),
+            settings,
             parent_tets,
         })
     }

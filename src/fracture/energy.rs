@@ -5,53 +5,75 @@
 use super::worker_local::WorkerLocal;
 use crate::fem::{strain_energy_density, TetElement};
 use crate::mesh::TetMesh;
-use crate::modal::ModalDisplacement;
-use nalgebra::{Matrix6, Vector3};
+use crate::modal::{ModalDisplacement, ModalStress};
+use nalgebra::{Matrix6, Vector3, Vector6};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Pending densities evaluated per rayon task by [`PendingDensities`].
 const LEDGER_TASK_ELEMENTS: usize = 256;
 
-/// η_e = ½ εᵀ C ε with ε_e = B_e u_e from the displacements u of the
-/// element's four nodes at one modal state. A node's displacement is
+/// What the densities are computed from: the tables of the body's modes
+/// and of the static correction's residual shapes (a column per contact,
+/// the contact forces as coordinates).
+#[derive(Debug, Clone, Copy)]
+pub enum EnergyTables<'a> {
+    /// Linear elements: η_e = ½ εᵀ C ε, the element's constant strain
+    /// ε_e = B_e u_e from the displacements of its four nodes.
+    Displacement {
+        /// The modes' node displacements.
+        modes: &'a ModalDisplacement,
+        /// The residual shapes' node displacements.
+        residual: Option<&'a ModalDisplacement>,
+    },
+    /// Quadratic elements: the mean over the element of ½ σᵀ C⁻¹ σ, σ the
+    /// stress recovered at its four nodes and interpolated linearly
+    /// between them ([`ModalStress`]): with `∫ L_i L_j dV = V(1 + δ_ij)/20`,
+    /// `η_e = Σ_ij (1 + δ_ij)/40 · σ_iᵀ C⁻¹ σ_j`.
+    NodeStress {
+        /// The modes' stresses at the nodes.
+        modes: &'a ModalStress,
+        /// The residual shapes' stresses at the nodes.
+        residual: Option<&'a ModalStress>,
+    },
+}
+
+/// η_e of the elements a crack enters at one modal state, from the values
+/// at the element's four nodes ([`EnergyTables`]). A node's value is
 /// computed once per state: the elements a crack crosses share their nodes,
-/// so this reads about a quarter of the bytes that the element's own modal
-/// stresses would (see [`ModalDisplacement`]).
+/// so this reads about a quarter of the bytes that per-element tables
+/// would (see [`ModalDisplacement`]).
 pub struct StrainEnergy<'a> {
     mesh: &'a TetMesh,
-    table: &'a ModalDisplacement,
-    /// The static correction's residual shapes, a column per contact.
-    residual: Option<&'a ModalDisplacement>,
+    tables: EnergyTables<'a>,
     stiffness: &'a Matrix6<f64>,
+    /// C⁻¹, for [`EnergyTables::NodeStress`].
+    compliance: Matrix6<f64>,
     /// The modal coordinates and contact forces of the current state, and
     /// its stamp (from 1).
     z: &'a [f32],
     forces: &'a [f32],
     state: u32,
     node_state: Vec<u32>,
-    node_displacement: Vec<[f32; 3]>,
+    /// Per node at the current state: its displacement (first three) or
+    /// its stress.
+    node_value: Vec<[f32; 6]>,
 }
 
 impl<'a> StrainEnergy<'a> {
     /// `stiffness` is the constitutive matrix C of the body's material;
-    /// `residual`, the static correction's residual shapes, adds their
-    /// displacements at the contact forces of each state.
-    pub fn new(
-        mesh: &'a TetMesh,
-        table: &'a ModalDisplacement,
-        residual: Option<&'a ModalDisplacement>,
-        stiffness: &'a Matrix6<f64>,
-    ) -> Self {
+    /// the tables' residual part adds the static correction at the contact
+    /// forces of each state.
+    pub fn new(mesh: &'a TetMesh, tables: EnergyTables<'a>, stiffness: &'a Matrix6<f64>) -> Self {
         Self {
             mesh,
-            table,
-            residual,
+            tables,
             stiffness,
+            compliance: stiffness.try_inverse().unwrap_or_else(Matrix6::zeros),
             z: &[],
             forces: &[],
             state: 0,
             node_state: Vec::new(),
-            node_displacement: Vec::new(),
+            node_value: Vec::new(),
         }
     }
 
@@ -59,8 +81,7 @@ impl<'a> StrainEnergy<'a> {
     pub fn pending_densities(&self) -> PendingDensities<'a> {
         PendingDensities {
             mesh: self.mesh,
-            table: self.table,
-            residual: self.residual,
+            tables: self.tables,
             stiffness: self.stiffness,
             workers: WorkerLocal::new(),
             done: Mutex::new(Vec::new()),
@@ -89,26 +110,61 @@ impl<'a> StrainEnergy<'a> {
     pub fn density(&mut self, element: usize) -> f64 {
         if self.node_state.is_empty() {
             self.node_state = vec![0; self.mesh.node_count()];
-            self.node_displacement = vec![[0.0; 3]; self.mesh.node_count()];
+            self.node_value = vec![[0.0; 6]; self.mesh.node_count()];
         }
         let nodes = self.mesh.tets()[element];
-        let u = nodes.map(|n| {
+        let values = nodes.map(|n| {
             let n = n as usize;
             if self.node_state[n] != self.state {
                 self.node_state[n] = self.state;
-                let mut u = self.table.node_displacement(n, self.z);
-                if let Some(residual) = self.residual {
+                self.node_value[n] = self.node_value_at(n);
+            }
+            self.node_value[n].map(f64::from)
+        });
+        let density = match self.tables {
+            EnergyTables::Displacement { .. } => {
+                let u = values.map(|v| Vector3::new(v[0], v[1], v[2]));
+                let element =
+                    TetElement::new(&self.mesh.tet_points(element)).expect("validated mesh");
+                strain_energy_density(&element.strain(&u), self.stiffness)
+            }
+            EnergyTables::NodeStress { .. } => {
+                let sigma = values.map(Vector6::from);
+                let strain = sigma.map(|s| self.compliance * s);
+                let mut sum = 0.0;
+                for (i, s) in sigma.iter().enumerate() {
+                    for (j, e) in strain.iter().enumerate() {
+                        sum += if i == j { 2.0 } else { 1.0 } * s.dot(e);
+                    }
+                }
+                sum / 40.0
+            }
+        };
+        // Never negative, which the ledger's lower bound relies on; only
+        // rounding of a vanishing strain could make it so.
+        density.max(0.0)
+    }
+
+    /// Node `n`'s displacement (padded) or stress at the current state.
+    fn node_value_at(&self, n: usize) -> [f32; 6] {
+        match self.tables {
+            EnergyTables::Displacement { modes, residual } => {
+                let mut u = modes.node_displacement(n, self.z);
+                if let Some(residual) = residual {
                     let r = residual.node_displacement(n, self.forces);
                     u = std::array::from_fn(|c| u[c] + r[c]);
                 }
-                self.node_displacement[n] = u;
+                [u[0], u[1], u[2], 0.0, 0.0, 0.0]
             }
-            Vector3::from(self.node_displacement[n].map(f64::from))
-        });
-        let element = TetElement::new(&self.mesh.tet_points(element)).expect("validated mesh");
-        // Never negative, which the ledger's lower bound relies on; only
-        // rounding of a vanishing strain could make it so.
-        strain_energy_density(&element.strain(&u), self.stiffness).max(0.0)
+            EnergyTables::NodeStress { modes, residual } => {
+                let mut s = modes.point_stress(n, self.z);
+                if let Some(residual) = residual {
+                    let r = residual.point_stress(n, self.forces);
+                    s = std::array::from_fn(|c| s[c] + r[c]);
+                }
+                s
+            }
+        }
     }
 }
 
@@ -212,14 +268,13 @@ impl EnergyLedger {
 
 /// The densities the energy stop left pending ([`EnergyLedger::pending`]),
 /// evaluated on the rayon pool while the caller goes on propagating:
-/// tasks of `LEDGER_TASK_ELEMENTS` elements, one per-node displacement
-/// cache per worker thread. The densities are those
+/// tasks of `LEDGER_TASK_ELEMENTS` elements, one per-node cache per
+/// worker thread. The densities are those
 /// [`StrainEnergy::density`] gives one at a time; made by
 /// [`StrainEnergy::pending_densities`].
 pub struct PendingDensities<'a> {
     mesh: &'a TetMesh,
-    table: &'a ModalDisplacement,
-    residual: Option<&'a ModalDisplacement>,
+    tables: EnergyTables<'a>,
     stiffness: &'a Matrix6<f64>,
     workers: WorkerLocal<StrainEnergy<'a>>,
     /// Per finished task: its ledger, its place among the ledger's tasks,
@@ -245,7 +300,7 @@ impl<'a> PendingDensities<'a> {
             scope.spawn(move |_| {
                 let elements = &pending[start..(start + LEDGER_TASK_ELEMENTS).min(pending.len())];
                 let densities = self.workers.with(
-                    || StrainEnergy::new(self.mesh, self.table, self.residual, self.stiffness),
+                    || StrainEnergy::new(self.mesh, self.tables, self.stiffness),
                     |energy| {
                         energy.set_state(z, forces);
                         elements

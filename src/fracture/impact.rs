@@ -2,7 +2,7 @@
 //! check for resting contacts (§3.3.7), on a [`BreakableBody`].
 
 use super::contact::contact_patch;
-use super::energy::{EnergyLedger, StrainEnergy};
+use super::energy::{EnergyLedger, EnergyTables, StrainEnergy};
 use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
 use super::impact_stress::ResidualField;
 use super::initiation::{element_stress, screen, StressPart};
@@ -11,6 +11,7 @@ use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
 use crate::config::Material;
+use crate::fem::ElementOrder;
 use crate::modal::GROUP_POINTS;
 use nalgebra::{Point3, Vector3};
 use serde::Serialize;
@@ -382,7 +383,8 @@ impl BreakableBody {
             }
         });
         let residual = residual_shapes.filter(|_| steps > 0).map(|shapes| {
-            let field = ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes);
+            let field =
+                ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes);
             (Arc::new(field), Arc::from(forces))
         });
         self.keep_impact(&z, residual.clone());
@@ -434,9 +436,9 @@ impl BreakableBody {
                 z[j] += (magnitude * g[j] / self.basis.eigenvalues[j]) as f32;
             }
         }
-        let residual = self
-            .residual_shapes(&unit_loads, settings)
-            .map(|shapes| ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes));
+        let residual = self.residual_shapes(&unit_loads, settings).map(|shapes| {
+            ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes)
+        });
         self.fracture_from_modal_states(
             &z,
             residual.as_ref().map(|field| (field, &forces[..])),
@@ -499,13 +501,17 @@ impl BreakableBody {
         };
         let mut cracks = Vec::new();
         let mut ledgers = Vec::new();
-        let residual_displacement = residual.map(|(field, _)| &field.displacement);
-        let mut energy = StrainEnergy::new(
-            &mesh,
-            basis.displacement(),
-            residual_displacement,
-            &stiffness,
-        );
+        let tables = match basis.element {
+            ElementOrder::Linear => EnergyTables::Displacement {
+                modes: basis.displacement(),
+                residual: residual.map(|(field, _)| &field.displacement),
+            },
+            ElementOrder::Quadratic => EnergyTables::NodeStress {
+                modes: basis.stress(),
+                residual: residual.map(|(field, _)| &field.stress),
+            },
+        };
+        let mut energy = StrainEnergy::new(&mesh, tables, &stiffness);
         let pending = energy.pending_densities();
         let steps = screening.hot.len();
         // Propagation is serial; the densities its energy stop did not ask

@@ -28,11 +28,7 @@ pub(crate) struct ResidualField {
 
 impl ResidualField {
     /// From the residual shapes (DOFs × contacts on `elastic`).
-    pub(super) fn new(
-        elastic: &ElasticMesh,
-        material: &Material,
-        shapes: &faer::Mat<f64>,
-    ) -> Self {
+    pub(super) fn new(elastic: &ElasticMesh, material: &Material, shapes: &faer::Mat<f64>) -> Self {
         Self {
             stress: ModalStress::new(elastic, material, shapes),
             displacement: ModalDisplacement::new(shapes, elastic.corner_count()),

@@ -21,7 +21,7 @@ mod worker_local;
 
 pub use background::{BasisJob, BasisResult, BasisWorker};
 pub use body::BreakableBody;
-pub use energy::{EnergyLedger, PendingDensities, StrainEnergy};
+pub use energy::{EnergyLedger, EnergyTables, PendingDensities, StrainEnergy};
 pub use fragments::{fragments, Fragment};
 pub use hertz::{rigid_gains, ContactEnd, ContactHistory, ContactModel, HertzContact};
 pub use impact::{ContactPoint, Counters, FractureSettings, ImpactOutcome, Impactor, StaticLoad};

@@ -14,8 +14,11 @@
 //! five to six tets per node.
 
 use crate::config::Material;
-use crate::fem::{constitutive_matrix, quadratic_corner_b_matrices, ElasticMesh, ElementOrder};
+use crate::fem::{
+    constitutive_matrix, quadratic_gradients, symmetric_strain, ElasticMesh, ElementOrder,
+};
 use faer::Mat;
+use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -82,7 +85,8 @@ impl ModalStress {
             ),
         };
         let points_per_element = element_points.len() / elements.max(1);
-        let (point_offsets, point_elements) = incidence(&element_points, points_per_element, points);
+        let (point_offsets, point_elements) =
+            incidence(&element_points, points_per_element, points);
         let mut values = vec![0.0f32; 6 * m * points];
         if m > 0 {
             match elastic.order() {
@@ -104,8 +108,8 @@ impl ModalStress {
                         .par_chunks_mut(6 * m)
                         .enumerate()
                         .for_each(|(node, block)| {
-                            let at = &point_elements[point_offsets[node] as usize
-                                ..point_offsets[node + 1] as usize];
+                            let at = &point_elements
+                                [point_offsets[node] as usize..point_offsets[node + 1] as usize];
                             let mut sum = vec![0.0; 6 * m];
                             let mut volume = 0.0;
                             for &t in at {
@@ -116,8 +120,29 @@ impl ModalStress {
                                     .position(|&n| n as usize == node)
                                     .expect("incidence lists the element's own nodes");
                                 let element = elastic.element(t);
-                                let cb = c * quadratic_corner_b_matrices(&element)[corner];
-                                add_point_stress(&mut sum, element.volume, &cb, nodes, shapes);
+                                let mut l = [0.0; 4];
+                                l[corner] = 1.0;
+                                let gradients = quadratic_gradients(&element, &l);
+                                for j in 0..m {
+                                    // ∇u = Σ_a u_a ⊗ ∇N_a at the corner.
+                                    let grad_u: Matrix3<f64> = nodes
+                                        .iter()
+                                        .zip(&gradients)
+                                        .map(|(&n, g)| {
+                                            let n = 3 * n as usize;
+                                            let u = Vector3::new(
+                                                shapes[(n, j)],
+                                                shapes[(n + 1, j)],
+                                                shapes[(n + 2, j)],
+                                            );
+                                            u * g.transpose()
+                                        })
+                                        .sum();
+                                    let s = c * symmetric_strain(&grad_u);
+                                    for comp in 0..6 {
+                                        sum[comp * m + j] += element.volume * s[comp];
+                                    }
+                                }
                                 volume += element.volume;
                             }
                             for (v, s) in block.iter_mut().zip(sum) {
@@ -224,7 +249,8 @@ impl ModalStress {
             + self.group_norms.len()
             + self.group_centres.len()
             + self.group_spreads.len();
-        let indices = self.element_points.len() + self.point_offsets.len() + self.point_elements.len();
+        let indices =
+            self.element_points.len() + self.point_offsets.len() + self.point_elements.len();
         (floats + indices) * std::mem::size_of::<f32>()
     }
 

@@ -154,7 +154,8 @@ impl SceneAssets {
                 .and_then(|m| m.load_with(read))
                 .map_err(mesh_error)?;
             on_analysis(&spec.name);
-            let settings = EigenSettings::new(scene.world.modes);
+            let mut settings = EigenSettings::new(scene.world.modes);
+            settings.element = scene.world.element;
             let (basis, _) = analyse(&tets, &material, &settings, cache, threads, &|_| {})
                 .map_err(|source| WorldError::Modal {
                     path: scene.path.clone(),

@@ -96,9 +96,12 @@ async function settle(page) {
     await page.click('#play');
     await page.waitForFunction(() => tessera.status?.paused === false);
 
-    // The break: the page's bodies are the server's.
-    await page.waitForFunction(() => tessera.fractures.length > 0);
-    const breakTime = await page.evaluate(() => tessera.fractures[0].time_s);
+    // The break (the first fracture that leaves pieces; an earlier strike
+    // may only crack the tile): the page's bodies are the server's.
+    await page.waitForFunction(() => tessera.fractures.some((f) => f.fragments.length > 0));
+    const breakTime = await page.evaluate(
+      () => tessera.fractures.find((f) => f.fragments.length > 0).time_s,
+    );
     await page.waitForFunction((t) => tessera.time_s > t + 0.3, breakTime);
     await page.click('#play');
     await page.waitForFunction(() => tessera.status?.paused === true);
