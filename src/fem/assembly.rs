@@ -22,8 +22,9 @@ pub enum ElementOrder {
     /// plate two elements thick is far too stiff); for comparisons and
     /// speed.
     Linear,
-    /// 10-node quadratic tets ([`super::quadratic`]): bending converges
-    /// with two elements through a plate's thickness.
+    /// 10-node quadratic tets ([`quadratic_element_stiffness`](super::quadratic_element_stiffness)):
+    /// bending converges with one or two elements through a plate's
+    /// thickness.
     #[default]
     Quadratic,
 }
