@@ -480,7 +480,9 @@ impl ContactModel<'_> {
     /// deflection), each contact solved with the others held
     /// (Gauss–Seidel; H is symmetric positive definite and the Hertz law
     /// monotone, so the sweeps converge), starting from the last step's
-    /// forces.
+    /// forces; contacts coupled so strongly that the sweeps crawl (a
+    /// large residual flexibility shared by neighbouring contacts) are
+    /// finished by [`Self::newton_forces`].
     /// `active` is left holding the contacts whose force is positive.
     fn solve_forces(
         &self,
