@@ -37,20 +37,7 @@ impl TetElement {
 
     /// The 6×12 strain-displacement matrix: ε = B u_e.
     pub fn b_matrix(&self) -> SMatrix<f64, 6, 12> {
-        let mut b = SMatrix::<f64, 6, 12>::zeros();
-        for (a, g) in self.gradients.iter().enumerate() {
-            let c = 3 * a;
-            b[(0, c)] = g.x;
-            b[(1, c + 1)] = g.y;
-            b[(2, c + 2)] = g.z;
-            b[(3, c + 1)] = g.z;
-            b[(3, c + 2)] = g.y;
-            b[(4, c)] = g.z;
-            b[(4, c + 2)] = g.x;
-            b[(5, c)] = g.y;
-            b[(5, c + 1)] = g.x;
-        }
-        b
+        b_matrix_of(&self.gradients)
     }
 
     /// Strain (Voigt, engineering shear) from the 12 nodal displacements.
@@ -59,6 +46,26 @@ impl TetElement {
         let grad_u: Matrix3<f64> = (0..4).map(|a| u[a] * self.gradients[a].transpose()).sum();
         symmetric_strain(&grad_u)
     }
+}
+
+/// The 6×D strain-displacement matrix of shape-function gradients `g`
+/// (D = 3·g.len()): ε = B u for the nodes' displacements, node-major.
+pub(super) fn b_matrix_of<const D: usize>(g: &[Vector3<f64>]) -> SMatrix<f64, 6, D> {
+    debug_assert_eq!(3 * g.len(), D);
+    let mut b = SMatrix::<f64, 6, D>::zeros();
+    for (a, g) in g.iter().enumerate() {
+        let c = 3 * a;
+        b[(0, c)] = g.x;
+        b[(1, c + 1)] = g.y;
+        b[(2, c + 2)] = g.z;
+        b[(3, c + 1)] = g.z;
+        b[(3, c + 2)] = g.y;
+        b[(4, c)] = g.z;
+        b[(4, c + 2)] = g.x;
+        b[(5, c)] = g.y;
+        b[(5, c + 1)] = g.x;
+    }
+    b
 }
 
 /// The strain (Voigt, engineering shear) of a displacement gradient.

@@ -12,7 +12,7 @@
 //! edge ij, so `∇N_i = (4L_i − 1)∇L_i` and `∇N_ij = 4(L_j∇L_i + L_i∇L_j)`
 //! with the constant `∇L_i` of [`TetElement`].
 
-use super::element::{add_gradient_stiffness, symmetric_strain, TetElement, Voigt};
+use super::element::{add_gradient_stiffness, b_matrix_of, symmetric_strain, TetElement, Voigt};
 use crate::mesh::TET_EDGES;
 use nalgebra::{Matrix3, SMatrix, Vector3};
 
@@ -84,21 +84,7 @@ pub fn quadratic_corner_b_matrices(element: &TetElement) -> [SMatrix<f64, 6, 30>
     std::array::from_fn(|c| {
         let mut l = [0.0; 4];
         l[c] = 1.0;
-        let gradients = quadratic_gradients(element, &l);
-        let mut b = SMatrix::<f64, 6, 30>::zeros();
-        for (a, g) in gradients.iter().enumerate() {
-            let col = 3 * a;
-            b[(0, col)] = g.x;
-            b[(1, col + 1)] = g.y;
-            b[(2, col + 2)] = g.z;
-            b[(3, col + 1)] = g.z;
-            b[(3, col + 2)] = g.y;
-            b[(4, col)] = g.z;
-            b[(4, col + 2)] = g.x;
-            b[(5, col)] = g.y;
-            b[(5, col + 1)] = g.x;
-        }
-        b
+        b_matrix_of(&quadratic_gradients(element, &l))
     })
 }
 
