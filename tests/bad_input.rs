@@ -317,6 +317,21 @@ fn messages_do_not_repeat_and_name_what_is_missing() {
         ],
         "at least 1",
     );
+    refused(
+        d,
+        &[
+            "fracture",
+            "--mesh",
+            TILE,
+            "--material",
+            "porcelain",
+            "--impact",
+            "0,0,0.006:0,0,-1:1",
+            "--impactor-restitution",
+            "1.5",
+        ],
+        "--impactor-restitution 1.5 must be in [0, 1]",
+    );
     let scene = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/configs/scenes/tile-on-supports.toml"

@@ -260,6 +260,16 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
     // Glondu's Alg. 3: at most one crack per time sample by default.
     let samples = json["events"][0]["steps"].as_u64().unwrap();
     assert!(stops.len() as u64 <= samples, "{} cracks", stops.len());
+    // One contact, elastic by default: it exchanges the whole computed
+    // impulse.
+    let exchanged = json["events"][0]["contact_impulses_n_s"]
+        .as_array()
+        .unwrap();
+    let striking = json["events"][0]["contact"]["striking_impulse_n_s"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(exchanged.len(), 1);
+    assert!((exchanged[0].as_f64().unwrap() - striking).abs() <= 1e-12 * striking);
     assert!(out_dir.join("fracture.vtu").exists());
     assert_eq!(
         std::fs::read_dir(&out_dir)

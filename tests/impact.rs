@@ -430,6 +430,7 @@ fn a_slowly_applied_load_gives_the_static_stress() {
             poisson_ratio: 0.45,
             // Small: the patch stays inside the faces around the node.
             radius_m: 1e-3,
+            restitution: 1.0,
         },
         relative_speed_m_s: 0.05,
         ..strike(0.1)[0]

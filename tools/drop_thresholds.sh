@@ -2,8 +2,9 @@
 # The drop thresholds of `tile-on-supports` per tile mesh: the ball dropped
 # from 0.05 m to 3 m in 0.05 m steps (`tessera drop`); the first height
 # that cracks the tile and the first that splits it, and the landing's
-# computed contact (strike impulse against rapier's one-step impulse) at
-# a few heights, which should be smooth in the height.
+# computed contact at a few heights: the elastic contact's impulse, the
+# impulse the bodies exchanged (its unloading scaled by the pair's
+# restitution) over m·v, which should be smooth in the height.
 #   tools/drop_thresholds.sh [MESH...]   (default: 24,2 40,6; tile:0.15,0.006:MESH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,13 +26,14 @@ def first(key):
     return "%.2f m" % hit[0] if hit else "none up to 3 m"
 print("tile %s: first crack %s, first split %s" % (mesh.replace(",", "×"),
       first(lambda r: r["fracture_events"] > 0), first(lambda r: r["fragments"] >= 2)))
-print("  height_m  landing_m/s  rapier_N·s  strike_N·s  peak_N  contact_us  restitution")
+print("  height_m  landing_m/s  elastic_N·s  exchanged_N·s  J/mv  peak_N  contact_us  restitution")
 for r in runs:
     i = r.get("first_impact")
     if i and round(r["height_m"] / 0.05) % 5 == 0:
         c = i["contact"]
-        print("  %8.2f  %11.3f  %10.4f  %10.4f  %6.0f  %10.1f  %11.3f" % (r["height_m"],
-              i["approach_speed_m_s"], r["peak_contact_impulse_n_s"], c["striking_impulse_n_s"],
+        v, j = i["approach_speed_m_s"], i["exchanged_impulse_n_s"]
+        print("  %8.2f  %11.3f  %11.4f  %13.4f  %4.2f  %6.0f  %10.1f  %11.3f" % (r["height_m"],
+              v, c["striking_impulse_n_s"], j, j / (0.110 * v),
               c["peak_force_n"], c["duration_s"] * 1e6, c["restitution"]))
 ' "$mesh"
 done

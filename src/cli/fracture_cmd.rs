@@ -43,6 +43,13 @@ pub struct Args {
     pub impactor_modulus: f64,
     #[arg(long, default_value_t = 0.0125)]
     pub impactor_radius: f64,
+    /// Coefficient of restitution of the impactor on the body against a
+    /// rigid wall, in [0, 1]: the contact's own dissipation, which scales
+    /// the unloading of the reported exchanged impulse
+    /// (`contact_impulses_n_s`; Poisson's hypothesis); 1 is Hertz's
+    /// elastic contact. The stresses are the elastic contact's.
+    #[arg(long, default_value_t = 1.0)]
+    pub impactor_restitution: f64,
     /// γ of Glondu eq. 3.8 (m).
     #[arg(long, default_value_t = FractureSettings::default().energy_length_m)]
     pub energy_length: f64,
@@ -148,9 +155,16 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         youngs_modulus_pa: args.impactor_modulus,
         poisson_ratio: 0.3,
         radius_m: args.impactor_radius,
+        restitution: args.impactor_restitution,
     };
     if !(impactor.mass_kg > 0.0 && impactor.youngs_modulus_pa > 0.0 && impactor.radius_m > 0.0) {
         bail!("--impactor-mass, --impactor-modulus and --impactor-radius must be positive");
+    }
+    if !(0.0..=1.0).contains(&impactor.restitution) {
+        bail!(
+            "--impactor-restitution {} must be in [0, 1]",
+            impactor.restitution
+        );
     }
     let mut contacts: Vec<ContactPoint> = args
         .impacts
@@ -277,6 +291,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 "peak_stress_pa": o.peak_stress_pa,
                 "points_evaluated": o.points_evaluated,
                 "contact": o.contact,
+                "contact_impulses_n_s": o.contact_impulses_n_s,
             })).collect::<Vec<_>>(),
             "milliseconds": milliseconds,
         });

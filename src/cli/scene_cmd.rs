@@ -198,7 +198,7 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
     println!("scene {} (seed {})", scene.path.display(), args.seed);
     println!(
         "height_m  broke  at_s     fragments  crack_area_m2  peak_impulse_N·s  \
-         landing_m/s  strike_N·s   contact_peak_N  contact_us  restitution  \
+         landing_m/s  exchanged_N·s  contact_peak_N  contact_us  restitution  \
          step_mean_ms  step_max_ms"
     );
     for TimedDrop {
@@ -222,7 +222,7 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
             r.crack_area_m2,
             r.peak_contact_impulse_n_s,
             column(landing.map(|i| i.approach_speed_m_s), 11, 3),
-            column(landing.map(|i| i.contact.striking_impulse_n_s), 11, 4),
+            column(landing.map(|i| i.exchanged_impulse_n_s), 13, 4),
             column(landing.map(|i| i.contact.peak_force_n), 14, 1),
             column(landing.map(|i| i.contact.duration_s * 1e6), 10, 1),
             column(landing.map(|i| i.contact.restitution), 11, 3),

@@ -49,6 +49,13 @@ pub struct Impactor {
     pub poisson_ratio: f64,
     /// Radius of curvature at the contact (m).
     pub radius_m: f64,
+    /// Coefficient of restitution of the pair against a rigid wall, in
+    /// [0, 1]: the contact's own dissipation (local plasticity, damage at
+    /// the contact), which Hertz's elastic law lacks. It does not change
+    /// the computed force, which loads the body elastically (an upper
+    /// bound of the stresses), only the impulse the event exchanges
+    /// ([`ImpactOutcome::contact_impulses_n_s`], Poisson's hypothesis).
+    pub restitution: f64,
 }
 
 impl Impactor {
@@ -87,6 +94,7 @@ impl Impactor {
             youngs_modulus_pa: 200e9,
             poisson_ratio: 0.3,
             radius_m: 0.0125,
+            restitution: 1.0,
         }
     }
 }
@@ -153,6 +161,13 @@ pub struct ImpactOutcome {
     pub time_step_s: f64,
     /// The computed contact (its default for a static load).
     pub contact: ContactHistory,
+    /// The normal impulse the event exchanges at each of its contacts, in
+    /// their order (N·s): the computed contact's, with its restitution
+    /// phase scaled by the pair's restitution
+    /// ([`crate::fracture::PhaseImpulses::with_restitution`]); 0 at a
+    /// contact that took no part (a held body's against a static body);
+    /// empty for a static load.
+    pub contact_impulses_n_s: Vec<f64>,
     /// Time samples taken.
     pub steps: usize,
     /// Largest maximum principal stress over the contact (Pa), 0 if no
@@ -265,11 +280,13 @@ impl BreakableBody {
         let m = self.basis.mode_count();
         // A contact between a held body and a static one (infinite mass on
         // both sides) only holds: it takes no part in the impact.
-        let contacts: Vec<ContactPoint> = contacts
-            .iter()
-            .filter(|c| c.impactor.mass_kg > 0.0 && (c.impactor.mass_kg.is_finite() || !self.held))
-            .copied()
-            .collect();
+        let held = self.held;
+        let takes_part = |c: &ContactPoint| {
+            c.impactor.mass_kg > 0.0 && (c.impactor.mass_kg.is_finite() || !held)
+        };
+        let all_contacts = contacts;
+        let contacts: Vec<ContactPoint> =
+            contacts.iter().filter(|c| takes_part(c)).copied().collect();
         let rigid_gains = self.rigid_gains(
             &contacts
                 .iter()
@@ -331,7 +348,7 @@ impl BreakableBody {
             contacts: &hertz,
             residual_compliance: &residual_compliance,
         };
-        let history = model.integrate();
+        let (history, impulses) = model.integrate_per_contact();
         // Impulse response amplitude per mode, |Σ_c J_c g_cj| / ω_j, with
         // the impulse shared as the effective masses are.
         let total_mass_kg: f64 = effective_kg.iter().sum();
@@ -398,6 +415,19 @@ impl BreakableBody {
         outcome.contact_duration_s = duration;
         outcome.time_step_s = dt;
         outcome.contact = history;
+        let mut taking_part = impulses.iter();
+        outcome.contact_impulses_n_s = all_contacts
+            .iter()
+            .map(|c| {
+                if takes_part(c) {
+                    taking_part
+                        .next()
+                        .map_or(0.0, |p| p.with_restitution(c.impactor.restitution))
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         outcome
     }
 
@@ -597,6 +627,7 @@ impl BreakableBody {
             contact_duration_s: 0.0,
             time_step_s: 0.0,
             contact: ContactHistory::default(),
+            contact_impulses_n_s: Vec::new(),
             steps,
             peak_stress_pa: screening.peak_stress_pa,
             points_evaluated: (screening.groups_evaluated * GROUP_POINTS)

@@ -23,7 +23,9 @@ pub use background::{BasisJob, BasisResult, BasisWorker};
 pub use body::BreakableBody;
 pub use energy::{EnergyLedger, EnergyTables, PendingDensities, StrainEnergy};
 pub use fragments::{fragments, Fragment};
-pub use hertz::{rigid_gains, ContactEnd, ContactHistory, ContactModel, HertzContact};
+pub use hertz::{
+    rigid_gains, ContactEnd, ContactHistory, ContactModel, HertzContact, PhaseImpulses,
+};
 pub use impact::{ContactPoint, Counters, FractureSettings, ImpactOutcome, Impactor, StaticLoad};
 pub use impact_stress::ImpactStress;
 pub use propagate::{propagate, propagate_deferred, Crack, CrackScratch, CrackStop, EnergyBalance};

@@ -6,7 +6,7 @@ use super::shapes::{contact_radius_m, fragment_shape, Surface};
 use super::units::{glam, vector};
 use super::{BodyId, Breakable, Counters, EventTimes, StepInputs, World, WorldBody};
 use crate::fracture::{
-    ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, StaticLoad,
+    ContactEnd, ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, StaticLoad,
 };
 use nalgebra::Vector3;
 use rapier3d::dynamics::MassProperties;
@@ -20,6 +20,10 @@ use std::time::Instant;
 /// A held load is checked again once it exceeds the last checked one by
 /// this factor.
 const STATIC_GROWTH: f64 = 1.1;
+
+/// Farthest apart the two sides' points of one solver contact lie (m):
+/// they differ by the penetration, well below this.
+const MIRROR_DISTANCE_M: f64 = 1e-3;
 
 /// Why a fracture check ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -87,8 +91,12 @@ pub struct ImpactCheck {
     pub body: BodyId,
     /// Largest normal approach speed of its contacts (m/s).
     pub approach_speed_m_s: f64,
-    /// The computed contact.
+    /// The computed contact (elastic: Hertz's law and the body's modes).
     pub contact: ContactHistory,
+    /// Normal impulse the striking contacts exchanged (N·s): the computed
+    /// contact's, its unloading scaled by the pairs' restitution, or the
+    /// solver's where it was left to the solver.
+    pub exchanged_impulse_n_s: f64,
     /// Largest principal stress found (Pa; a lower bound below R_c).
     pub peak_stress_pa: f64,
 }
@@ -193,7 +201,20 @@ impl World {
                 .collect()
         });
         let mut cracked = 0;
-        for ((plan, mut breakable), result) in planned.into_iter().zip(results) {
+        let mut struck: Vec<BodyId> = planned
+            .iter()
+            .filter(|(plan, _)| plan.kind == FractureKind::Impact)
+            .map(|(plan, _)| plan.id)
+            .collect();
+        struck.sort_unstable();
+        // Before any impulse is applied: it changes the other body too.
+        let frictions: Vec<Vector3<f64>> = planned
+            .iter()
+            .map(|(plan, _)| self.solver_friction_per_normal(&contacts[plan.contacts.clone()]))
+            .collect();
+        for (((mut plan, mut breakable), result), friction_per_normal) in
+            planned.into_iter().zip(results).zip(frictions)
+        {
             if plan.kind == FractureKind::Static {
                 breakable.last_static_check_s = self.time_s;
                 breakable.last_static_force_n = plan.held_force_n;
@@ -202,7 +223,16 @@ impl World {
                 body.breakable = Some(breakable);
             }
             counters.engine.add(&result.engine);
+            let range = plan.contacts.clone();
             if plan.kind == FractureKind::Impact {
+                self.apply_contact_impulses(
+                    &mut contacts,
+                    &mut plan,
+                    &result.outcome,
+                    friction_per_normal,
+                    inputs.sub_world_members,
+                    &struck,
+                );
                 self.impacts.push(ImpactCheck {
                     body: plan.id,
                     approach_speed_m_s: plan
@@ -211,10 +241,10 @@ impl World {
                         .map(|p| p.relative_speed_m_s)
                         .fold(0.0, f64::max),
                     contact: result.outcome.contact,
+                    exchanged_impulse_n_s: plan.used_impulse_n_s,
                     peak_stress_pa: result.outcome.peak_stress_pa,
                 });
             }
-            let range = plan.contacts.clone();
             if let Some(times) = self.finish_check(&contacts[range], plan, result) {
                 counters.events.push(times);
                 cracked += 1;
@@ -288,7 +318,7 @@ impl World {
                         } else {
                             1.0 / same.len() as f64
                         };
-                        let mut impactor = self.impactor(c.other);
+                        let mut impactor = self.impactor(id, c.other);
                         impactor.mass_kg *= share;
                         // A contact slower than an impact is a support at
                         // rest (it is a held load to the static check).
@@ -314,6 +344,120 @@ impl World {
             }
         }
         Some(check)
+    }
+
+    /// Makes the impact's striking contacts exchange the normal impulse the
+    /// fracture engine computed for them (issue 26 §3; the pair's
+    /// restitution scales the unloading, `ImpactOutcome::contact_impulses_n_s`)
+    /// in place of the solver's one-step impulse, whose ratio to the
+    /// momentum depends on the step and the penetration: each contact
+    /// `c` adds `(J_c − J_solver,c) n_c` at its point to the struck body and
+    /// the opposite to the other. The step's contacts (`contacts`, both
+    /// sides of a pair) then hold the impulses applied.
+    ///
+    /// Left to the solver: contacts at rest (supports: constraints the
+    /// solver keeps holding, gravity included, which the impact's
+    /// computation leaves out), an impact still closing at the engine's
+    /// horizon (a body settling, `ContactEnd::TimeLimit`), contacts of the
+    /// sub-world's members (the sub-world moves them), and a pair of two
+    /// struck bodies but from the check of the lower id (so it is applied
+    /// once).
+    fn apply_contact_impulses(
+        &mut self,
+        contacts: &mut [BodyContact],
+        plan: &mut CheckPlan,
+        outcome: &ImpactOutcome,
+        friction_per_normal: Vector3<f64>,
+        sub_world_members: &[BodyId],
+        struck: &[BodyId],
+    ) {
+        if outcome.contact.end != ContactEnd::Separated
+            || outcome.contact_impulses_n_s.len() != plan.points.len()
+        {
+            return;
+        }
+        let in_sub_world = |id: BodyId| sub_world_members.binary_search(&id).is_ok();
+        if in_sub_world(plan.id) {
+            return;
+        }
+        let units = self.units;
+        for (i, point) in plan.points.iter().enumerate() {
+            let index = plan.contacts.start + i;
+            let contact = contacts[index];
+            let computed_n_s = outcome.contact_impulses_n_s[i];
+            if point.relative_speed_m_s <= 0.0 || !computed_n_s.is_finite() {
+                continue;
+            }
+            if let Some(other) = contact.other {
+                if in_sub_world(other) || (other < plan.id && struck.binary_search(&other).is_ok())
+                {
+                    continue;
+                }
+            }
+            let mut change = (computed_n_s - contact.impulse_n_s) * contact.normal;
+            // A contact whose normal impulse falls keeps its friction in
+            // the same proportion: friction left at the solver's level
+            // would exceed Coulomb's cone and could reverse the slip,
+            // adding energy.
+            if computed_n_s < contact.impulse_n_s {
+                let friction = friction_per_normal * contact.impulse_n_s;
+                let tangential = friction - contact.normal * contact.normal.dot(&friction);
+                change += (computed_n_s / contact.impulse_n_s - 1.0) * tangential;
+            }
+            let at = units.point_to_sim(&contact.point_m);
+            let handle = self.body(plan.id).map(|b| b.handle);
+            let other_handle = contact.other.and_then(|o| self.body(o)).map(|b| b.handle);
+            if let Some(h) = handle {
+                self.physics.bodies[h].apply_impulse_at_point(units.to_sim(&change), at, true);
+            }
+            if let Some(h) = other_handle {
+                self.physics.bodies[h].apply_impulse_at_point(units.to_sim(&-change), at, true);
+            }
+            contacts[index].impulse_n_s = computed_n_s;
+            // The pair's contact as the other body saw it, if it is listed.
+            if let Some(other) = contact.other {
+                if let Some(mirror) = contacts.iter_mut().find(|c| {
+                    c.body == other
+                        && c.other == Some(plan.id)
+                        && (c.point_m - contact.point_m).norm() <= MIRROR_DISTANCE_M
+                }) {
+                    mirror.impulse_n_s = computed_n_s;
+                }
+            }
+        }
+        plan.used_impulse_n_s = plan
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.relative_speed_m_s > 0.0)
+            .map(|(i, _)| contacts[plan.contacts.start + i].impulse_n_s)
+            .fold(0.0, |a, b| a + b);
+    }
+
+    /// The friction impulse the solver applied to a body in the last step
+    /// per newton-second of its normal impulses: its momentum change less
+    /// its normal impulses and gravity, over the sum of those (friction is
+    /// taken as shared among its contacts as their normal impulses are,
+    /// Coulomb's law while sliding). `contacts` are the body's.
+    fn solver_friction_per_normal(&self, contacts: &[BodyContact]) -> Vector3<f64> {
+        let normal_total_n_s: f64 = contacts.iter().map(|c| c.impulse_n_s).sum();
+        let Some(id) = contacts.first().map(|c| c.body) else {
+            return Vector3::zeros();
+        };
+        match (self.body(id), self.before.get(id.0 as usize)) {
+            (Some(body), Some(before)) if normal_total_n_s > 0.0 => {
+                let mass_kg = body.mass_kg.unwrap_or(0.0);
+                let after =
+                    Kinematics::of(&self.physics.bodies[body.handle], &self.units).linvel_m_s;
+                let gravity = Vector3::from(self.settings.gravity_m_s2);
+                let normal: Vector3<f64> = contacts.iter().map(|c| c.normal * c.impulse_n_s).sum();
+                let friction = mass_kg
+                    * (after - before.linvel_m_s - gravity * self.settings.time_step_s)
+                    - normal;
+                friction / normal_total_n_s
+            }
+            _ => Vector3::zeros(),
+        }
     }
 
     /// Records the event of a check that cracked its body and replaces the
@@ -401,20 +545,24 @@ impl World {
         Some(times)
     }
 
-    /// The other body of a contact, for the Hertz contact: its mass
-    /// (infinite for a static body), material and radius of curvature; a
-    /// collider without a body is taken as a fixed steel sphere of the
-    /// steel ball's radius.
-    fn impactor(&self, other: Option<BodyId>) -> Impactor {
+    /// The other body of a contact with `body`, for the Hertz contact: its
+    /// mass (infinite for a static body), material and radius of curvature,
+    /// and the pair's restitution, the mean of the two bodies' as the
+    /// solver combines them; a collider without a body is taken as a fixed
+    /// steel sphere of the steel ball's radius, with `body`'s restitution.
+    fn impactor(&self, body: BodyId, other: Option<BodyId>) -> Impactor {
+        let own = self.body(body).map_or(1.0, |b| b.restitution);
         match other.and_then(|o| self.body(o)) {
-            Some(body) => Impactor {
-                mass_kg: body.mass_kg.unwrap_or(f64::INFINITY),
-                youngs_modulus_pa: body.material.youngs_modulus_pa,
-                poisson_ratio: body.material.poisson_ratio,
-                radius_m: body.contact_radius_m,
+            Some(other) => Impactor {
+                mass_kg: other.mass_kg.unwrap_or(f64::INFINITY),
+                youngs_modulus_pa: other.material.youngs_modulus_pa,
+                poisson_ratio: other.material.poisson_ratio,
+                radius_m: other.contact_radius_m,
+                restitution: 0.5 * (own + other.restitution),
             },
             None => Impactor {
                 mass_kg: f64::INFINITY,
+                restitution: own,
                 ..Impactor::steel_ball()
             },
         }

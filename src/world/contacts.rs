@@ -18,7 +18,8 @@ pub struct BodyContact {
     pub point_m: Point3<f64>,
     /// Unit normal into the body: the direction the contact pushes it.
     pub normal: Vector3<f64>,
-    /// Normal impulse of the step (N·s).
+    /// Normal impulse of the step (N·s): the solver's, or after an impact
+    /// check the one the check made the bodies exchange.
     pub impulse_n_s: f64,
     /// Normal speed at which the other body approached this one before the
     /// step (m/s; negative when separating).

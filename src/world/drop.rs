@@ -24,7 +24,8 @@ pub struct DropRun {
     /// Crack area (m²).
     pub crack_area_m2: f64,
     /// Largest total normal impulse of the dropped body on the target (and
-    /// its pieces) in one step of rapier's solver (N·s).
+    /// its pieces) in one step (N·s): an impact's computed exchange, the
+    /// solver's at rest.
     pub peak_contact_impulse_n_s: f64,
     /// The first impact check on the target: the landing, with the contact
     /// the fracture engine computed for it.
