@@ -184,6 +184,11 @@ impl PhaseImpulses {
         }
     }
 
+    /// The contact's whole elastic impulse (N·s).
+    pub fn total_n_s(&self) -> f64 {
+        self.compression_n_s + self.restitution_n_s
+    }
+
     /// The impulse a pair of coefficient of restitution `e` against a
     /// rigid wall exchanges, by Poisson's hypothesis (Stronge, *Impact
     /// Mechanics*, §4.1): the unloading returns `e` times what the elastic
@@ -397,7 +402,6 @@ impl ContactModel<'_> {
         let mut force = vec![0.0; n];
         // The contacts pressing (F > 0), for sums over them only.
         let mut active: Vec<usize> = Vec::with_capacity(n);
-        let mut impulses = vec![0.0; n];
         let mut phases = vec![PhaseImpulses::default(); n];
         // Each contact's forces of the last two steps.
         let mut last_forces = vec![[0.0f64; 2]; n];
@@ -497,7 +501,6 @@ impl ContactModel<'_> {
                 let inverse_mass = 1.0 / self.contacts[c].mass_kg;
                 x[c] += v[c] * dt - force[c] * dt * dt * 0.5 * inverse_mass;
                 v[c] -= force[c] * dt * inverse_mass;
-                impulses[c] += force[c] * dt;
                 phases[c].add_step(force[c], last_forces[c], dt);
                 last_forces[c] = [last_forces[c][1], force[c]];
                 // δ_end = δ_free − C F, as the forces were solved.
@@ -534,10 +537,12 @@ impl ContactModel<'_> {
         // Restitution of the striking contact that exchanged the most: its
         // closing speed after over its approach speed before.
         let striking = (0..n).filter(|&c| self.contacts[c].approach_speed_m_s > 0.0);
-        if let Some(c) = striking.max_by(|&a, &b| impulses[a].total_cmp(&impulses[b])) {
+        if let Some(c) =
+            striking.max_by(|&a, &b| phases[a].total_n_s().total_cmp(&phases[b].total_n_s()))
+        {
             let closing: f64 = v[c] - (m..all).map(|j| gain(c, j) * states[j].z_dot).sum::<f64>();
             history.restitution = (-closing / self.contacts[c].approach_speed_m_s).max(0.0);
-            history.striking_impulse_n_s = impulses[c];
+            history.striking_impulse_n_s = phases[c].total_n_s();
         }
         (history, phases)
     }
@@ -871,10 +876,7 @@ mod tests {
         let (history, phases) = model.integrate_per_contact();
         let p = phases[0];
         assert!(p.restitution_n_s < p.compression_n_s, "{p:?}");
-        assert!(
-            (p.compression_n_s + p.restitution_n_s - history.impulse_n_s).abs()
-                < 1e-12 * history.impulse_n_s
-        );
+        assert!((p.total_n_s() - history.impulse_n_s).abs() < 1e-12 * history.impulse_n_s);
     }
 
     #[test]
