@@ -3,7 +3,6 @@
 (run by tools/convergence_plots.sh)."""
 
 import json
-import math
 import subprocess
 import sys
 
@@ -11,6 +10,7 @@ import matplotlib
 
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
+from zener import PLATE_H as H, ball, zener  # noqa: E402
 
 TESSERA, OUT = sys.argv[1], sys.argv[2]
 plt.rcParams.update({"font.size": 9, "svg.hashsalt": "tessera", "svg.fonttype": "none"})
@@ -80,46 +80,22 @@ save(fig, "static-correction.svg")
 
 # 3. Zener's ball on a large plate (§3): steel balls at 1 m/s on a free
 # 15 cm, 4 mm soda-lime glass plate (tools/zener_plate.sh).
-E2, N2, RHO, H = 72e9, 0.22, 2500.0, 0.004
-E1, N1 = 200e9, 0.3
-E_STAR = 1 / ((1 - N1**2) / E1 + (1 - N2**2) / E2)
-IMPEDANCE = 8 * math.sqrt(E2 * H**3 / (12 * (1 - N2**2)) * RHO * H)
-
-
-def zener(lam, dt=1e-3):
-    """Rebound and peak force (units k α₀^{3/2}) of s'' + λ(s^{3/2})' + s^{3/2} = 0."""
-    f = lambda s, u: (u - lam * max(s, 0) ** 1.5, -max(s, 0) ** 1.5)  # noqa: E731
-    s, u, peak = 0.0, 1.0, 0.0
-    while True:
-        k1 = f(s, u)
-        k2 = f(s + dt / 2 * k1[0], u + dt / 2 * k1[1])
-        k3 = f(s + dt / 2 * k2[0], u + dt / 2 * k2[1])
-        k4 = f(s + dt * k3[0], u + dt * k3[1])
-        s += dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
-        u += dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
-        if s <= 0:
-            return -u, peak
-        peak = max(peak, s**1.5)
-
-
 fig, (rebound, peak) = plt.subplots(1, 2, figsize=(8, 3.2))
 lams = [i * 0.05 for i in range(31)]
-theory = [zener(lam) for lam in lams]
+theory = [zener(lam, dt=1e-3) for lam in lams]
 for a, i in ((rebound, 0), (peak, 1)):
     a.plot(lams, [t[i] for t in theory], color="black", lw=1, label="Zener")
 for mesh, color in (("16,2", "C0"), ("32,2", "C1"), ("48,2", "C2")):
     for flags, fill in (([], None), (["--no-static-correction"], "none")):
         points = []
         for radius in (0.0025, 0.005, 0.007):
-            mass, speed = 7850 * 4 / 3 * math.pi * radius**3, 1.0
-            k = 4 / 3 * E_STAR * math.sqrt(radius)
-            lam = k**0.4 * mass**0.6 * speed**0.2 / IMPEDANCE
-            t0 = (mass / (k * math.sqrt(speed))) ** 0.4
+            speed = 1.0
+            mass, lam, force_unit, _ = ball(radius, speed)
             c = tessera("fracture", "--mesh", f"tile:0.15,{H}:{mesh}", "--material", "soda-lime-glass",
                         "--impact", f"0,0,{H}:0,0,-1:{mass}:{speed}", "--impactor-mass", str(mass),
                         "--impactor-radius", str(radius), "--modes", "200", *flags)["events"][0]["contact"]
             points.append((lam, c["striking_impulse_n_s"] / (mass * speed) - 1,
-                           c["peak_force_n"] / (k * (speed * t0) ** 1.5)))
+                           c["peak_force_n"] / force_unit))
         label = f"{mesh.replace(',', '×')}" + (", modal sum" if flags else ", default")
         for a, i in ((rebound, 1), (peak, 2)):
             a.plot([p[0] for p in points], [p[i] for p in points], ls="", marker="o", color=color,
