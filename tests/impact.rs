@@ -699,12 +699,7 @@ fn zener(lambda: f64) -> (f64, f64) {
     let dt = 1e-4;
     let (mut s, mut u, mut peak) = (0.0f64, 1.0f64, 0.0f64);
     loop {
-        let k1 = rate(s, u);
-        let k2 = rate(s + 0.5 * dt * k1.0, u + 0.5 * dt * k1.1);
-        let k3 = rate(s + 0.5 * dt * k2.0, u + 0.5 * dt * k2.1);
-        let k4 = rate(s + dt * k3.0, u + dt * k3.1);
-        s += dt / 6.0 * (k1.0 + 2.0 * k2.0 + 2.0 * k3.0 + k4.0);
-        u += dt / 6.0 * (k1.1 + 2.0 * k2.1 + 2.0 * k3.1 + k4.1);
+        (s, u) = common::rk4_step(rate, (s, u), dt);
         if s <= 0.0 {
             return (-u, peak);
         }
@@ -735,7 +730,7 @@ fn a_ball_on_a_large_plate_follows_zeners_theory() {
     let impedance_n_s_m = 8.0 * (flexural_rigidity * glass.density_kg_m3 * thickness_m).sqrt();
     for radius_m in [0.0025f64, 0.005] {
         let impactor = Impactor {
-            mass_kg: 7850.0 * 4.0 / 3.0 * std::f64::consts::PI * radius_m.powi(3),
+            mass_kg: 7850.0 * 4.0 / 3.0 * PI * radius_m.powi(3),
             radius_m,
             ..Impactor::steel_ball()
         };

@@ -270,16 +270,8 @@ fn rk4(
 ) -> ModalState {
     let h = duration / steps as f64;
     let f = |z: f64, v: f64| (v, force - dynamics.damping * v - dynamics.eigenvalue * z);
-    let (mut z, mut v) = (state.z, state.z_dot);
-    for _ in 0..steps {
-        let k1 = f(z, v);
-        let k2 = f(z + 0.5 * h * k1.0, v + 0.5 * h * k1.1);
-        let k3 = f(z + 0.5 * h * k2.0, v + 0.5 * h * k2.1);
-        let k4 = f(z + h * k3.0, v + h * k3.1);
-        z += h / 6.0 * (k1.0 + 2.0 * k2.0 + 2.0 * k3.0 + k4.0);
-        v += h / 6.0 * (k1.1 + 2.0 * k2.1 + 2.0 * k3.1 + k4.1);
-    }
-    ModalState { z, z_dot: v }
+    let (z, z_dot) = (0..steps).fold((state.z, state.z_dot), |zv, _| common::rk4_step(f, zv, h));
+    ModalState { z, z_dot }
 }
 
 #[test]

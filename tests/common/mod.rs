@@ -21,6 +21,18 @@ pub fn material(name: &str) -> Material {
         .clone()
 }
 
+/// One classical Runge–Kutta step of `(x, v)' = rate(x, v)` over `h`.
+pub fn rk4_step(rate: impl Fn(f64, f64) -> (f64, f64), (x, v): (f64, f64), h: f64) -> (f64, f64) {
+    let k1 = rate(x, v);
+    let k2 = rate(x + 0.5 * h * k1.0, v + 0.5 * h * k1.1);
+    let k3 = rate(x + 0.5 * h * k2.0, v + 0.5 * h * k2.1);
+    let k4 = rate(x + h * k3.0, v + h * k3.1);
+    (
+        x + h / 6.0 * (k1.0 + 2.0 * k2.0 + 2.0 * k3.0 + k4.0),
+        v + h / 6.0 * (k1.1 + 2.0 * k2.1 + 2.0 * k3.1 + k4.1),
+    )
+}
+
 /// Relative difference |a − b| / max(|a|, |b|).
 pub fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / a.abs().max(b.abs()).max(f64::MIN_POSITIVE)
