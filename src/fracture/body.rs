@@ -1,7 +1,7 @@
 //! A breakable body: mesh, material, modal basis, fracture state, weak
 //! points, and the region of the mesh it stands for.
 
-use super::fragments::distinct;
+use super::fragments::{labelled_fragments, Labels};
 use super::impact_stress::ResidualField;
 use super::surface::resolved_octaves;
 use super::{fragments, BasisJob, BasisResult, FractureState, Fragment, ImpactStress, WeakPoints};
@@ -62,15 +62,6 @@ pub struct BreakableBody {
 pub(super) struct Region {
     pub(super) tets: Arc<[bool]>,
     nodes: Arc<[bool]>,
-    /// Tets where a later gap is the fragment's: all its tets, cut ones
-    /// included (a new crack that splits the fragment's nodes in a tet it
-    /// shares with a sibling leaves the gap there), except those already
-    /// holding a gap at the split (that gap was a fragment of its own).
-    /// Known inexactness: when a new crack splits the fragment's two nodes
-    /// of such a tet, the part of the fragment's wedge between the two new
-    /// corners joins the old gap and is lost to the fragment (a fraction of
-    /// one tet; ~1e-4 of a piece's volume in the tests).
-    gap_tets: Arc<[bool]>,
 }
 
 impl BreakableBody {
@@ -241,24 +232,30 @@ impl BreakableBody {
     /// The body's fragments (one, intact, until a crack separates it); for
     /// a fragment body, the pieces of its region. Meshed on `threads`.
     pub fn fragments(&self, threads: &rayon::ThreadPool) -> Vec<Fragment> {
+        let density = self.material.density_kg_m3;
+        let Some(region) = &self.region else {
+            return threads.install(|| fragments(&self.mesh, &self.state, density));
+        };
+        // Every node outside the region is one "elsewhere": the region's
+        // pieces in a tet depend only on its own nodes and the cut points
+        // on the edges leaving them, so they are those of the split that
+        // made it, and a later crack's gap in a tet the region shares is
+        // carved from the region's part alone (a sibling's fragments and
+        // the old gap there stay one piece of "elsewhere").
+        let elsewhere = self.state.fragment_id_bound();
+        let ids = self.state.node_fragments();
+        let node_ids: Vec<u32> = (0..ids.len())
+            .map(|n| if region.nodes[n] { ids[n] } else { elsewhere })
+            .collect();
+        let labels = Labels {
+            node_ids: &node_ids,
+            bound: elsewhere + 1,
+        };
         let mut pieces =
-            threads.install(|| fragments(&self.mesh, &self.state, self.material.density_kg_m3));
-        if let Some(region) = &self.region {
-            // Node pieces are ours when their nodes are; a gap is ours when
-            // it lies in a tet cracked since the split.
-            let ids = self.state.node_fragments();
-            let ours: std::collections::HashSet<u32> = (0..ids.len())
-                .filter(|&n| region.nodes[n])
-                .map(|n| ids[n])
-                .collect();
-            pieces.retain(|f| {
-                if f.is_gap {
-                    f.tets.iter().all(|&t| region.gap_tets[t as usize])
-                } else {
-                    ours.contains(&f.id)
-                }
-            });
-        }
+            threads.install(|| labelled_fragments(&self.mesh, &self.state, labels, density));
+        // A gap needs three labels in a tet, so two of the region's: all
+        // gaps are the region's.
+        pieces.retain(|f| f.is_gap || f.id != elsewhere);
         pieces
     }
 
@@ -267,12 +264,9 @@ impl BreakableBody {
     /// tets (its cut tets are damaged and cannot crack again).
     pub fn fragment_body(&self, fragment: &Fragment) -> Self {
         let mut tets = vec![false; self.mesh.tet_count()];
-        let mut gap_tets = vec![false; self.mesh.tet_count()];
         let ids = self.state.node_fragments();
         for &t in &fragment.tets {
             tets[t as usize] = !self.state.is_damaged(t as usize);
-            let tet_ids = self.mesh.tets()[t as usize].map(|n| ids[n as usize]);
-            gap_tets[t as usize] = !fragment.is_gap && distinct(tet_ids) < 3;
         }
         let nodes: Vec<bool> = ids
             .iter()
@@ -290,7 +284,6 @@ impl BreakableBody {
             region: Some(Region {
                 tets: tets.into(),
                 nodes: nodes.into(),
-                gap_tets: gap_tets.into(),
             }),
             weak_points,
             crack_seed: self.crack_seed ^ fragment.id.wrapping_mul(0x2545_f491),

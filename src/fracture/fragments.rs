@@ -221,17 +221,41 @@ const GATHER_CHUNK: usize = 8192;
 /// triangles in parallel, merged in tet order; the fragments' surfaces are
 /// then indexed in parallel.
 pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> Vec<Fragment> {
+    let labels = Labels {
+        node_ids: state.node_fragments(),
+        bound: state.fragment_id_bound(),
+    };
+    labelled_fragments(mesh, state, labels, density_kg_m3)
+}
+
+/// The fragment identifier of each node: fragments are `0..bound`, gaps
+/// are numbered from `bound`.
+#[derive(Clone, Copy)]
+pub(super) struct Labels<'a> {
+    pub(super) node_ids: &'a [u32],
+    pub(super) bound: u32,
+}
+
+/// [`fragments`] with the nodes labelled by `labels` rather than by the
+/// state's fragments: nodes given one label form one piece per tet
+/// whatever the cracks between them (a fragment body's view, where every
+/// node outside it is one "elsewhere"). Cut points still come from the
+/// state, wherever two labels meet.
+pub(super) fn labelled_fragments(
+    mesh: &TetMesh,
+    state: &FractureState,
+    labels: Labels<'_>,
+    density_kg_m3: f64,
+) -> Vec<Fragment> {
     let chunks: Vec<Gathered> = (0..mesh.tet_count().div_ceil(GATHER_CHUNK))
         .into_par_iter()
         .map(|c| {
             let tets = c * GATHER_CHUNK..((c + 1) * GATHER_CHUNK).min(mesh.tet_count());
-            gather(mesh, state, tets)
+            gather(mesh, state, labels, tets)
         })
         .collect();
     let mut chunks = chunks.into_iter();
-    let mut all = chunks
-        .next()
-        .unwrap_or_else(|| Gathered::new(state.fragment_id_bound()));
+    let mut all = chunks.next().unwrap_or_else(|| Gathered::new(labels.bound));
     for chunk in chunks {
         all.append(chunk);
     }
@@ -266,7 +290,7 @@ pub fn fragments(mesh: &TetMesh, state: &FractureState, density_kg_m3: f64) -> V
             tets.dedup();
             Some(Fragment {
                 id,
-                is_gap: id >= state.fragment_id_bound(),
+                is_gap: id >= labels.bound,
                 volume_m3: b.integrals.volume,
                 mass_kg: density_kg_m3 * b.integrals.volume,
                 centroid_m: b.integrals.centroid(),
@@ -360,10 +384,15 @@ impl Gathered {
     }
 }
 
-fn gather(mesh: &TetMesh, state: &FractureState, tets: std::ops::Range<usize>) -> Gathered {
+fn gather(
+    mesh: &TetMesh,
+    state: &FractureState,
+    labels: Labels<'_>,
+    tets: std::ops::Range<usize>,
+) -> Gathered {
     let topo = mesh.topology();
-    let node_ids = state.node_fragments();
-    let mut gathered = Gathered::new(state.fragment_id_bound());
+    let node_ids = labels.node_ids;
+    let mut gathered = Gathered::new(labels.bound);
     let ids_of = |t: usize| mesh.tets()[t].map(|n| node_ids[n as usize]);
     for t in tets {
         let ids = ids_of(t);
