@@ -85,6 +85,28 @@ fn the_same_seed_gives_the_same_csv_and_analyze_reads_it() {
             "{row:?}"
         );
     }
+    // A trial's log replays it, the model's closed-loop hand included, in
+    // each condition (force feedback off changes what the arm does).
+    for log in ["session1-trial1.mcap", "session2-trial1.mcap"] {
+        let path = dir.path().join("results/a/logs").join(log);
+        let out = tessera(
+            &[
+                "replay",
+                path.to_str().unwrap(),
+                "--lockstep",
+                "--json",
+                "--no-ui",
+            ],
+            dir.path(),
+        );
+        ok(&out);
+        let replay: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(replay["matches"], true, "{log}: {replay}");
+        assert!(
+            replay["replayed"]["ticks"].as_u64().unwrap() > 1000,
+            "{log}: {replay}"
+        );
+    }
     // Analysis of both: JSON with the documented fields, and figures.
     let out = tessera(
         &[

@@ -3,7 +3,9 @@
 //! A session's inputs (scene, materials, hand script, device profile,
 //! options, seed, tessera's version) are gathered into one
 //! [`SessionConfig`] before it starts; the session log stores it whole as
-//! its first event, so `replay` needs nothing but the log.
+//! its first event, so `replay` needs nothing but the log. A study trial
+//! (`study run`) records the same, with its levels and condition; its
+//! closed-loop hand's path goes into a `hand_path` event at the end.
 
 use super::scene_cmd::{prepare_scene, scene_text};
 use super::{material_source, Cli, Stop};
@@ -15,9 +17,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 use tessera::assets;
-use tessera::config::{MaterialLibrary, Scene, ShapeSpec};
+use tessera::config::{HapticOverrides, HapticSpec, Material, MaterialLibrary, Scene, ShapeSpec};
 use tessera::device::{sim_arm_spec, ArmModel};
-use tessera::device::{Device, DeviceProfile, HandScript, SafetySettings, SimulatedArm};
+use tessera::device::{
+    Device, DeviceProfile, HandScript, HandTrajectory, SafetySettings, SimulatedArm,
+};
 use tessera::device::{HidApiConnector, HidDriver, HidTiming};
 use tessera::fracture::BasisWorker;
 use tessera::haptics::{
@@ -186,7 +190,8 @@ pub struct DemoArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// A session log written by `serve --record` or `demo`.
+    /// A session log written by `serve --record`, `demo` or `study run`
+    /// (a trial on the simulated arm).
     pub file: PathBuf,
     /// Replay on a virtual clock, as fast as it goes (the way to reproduce
     /// a lockstep log). Without it a replay the viewer watches runs on the
@@ -210,21 +215,21 @@ pub struct ReplayArgs {
 
 /// A text input of a session and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Source {
-    path: String,
-    text: String,
+pub(super) struct Source {
+    pub path: String,
+    pub text: String,
 }
 
 /// A mesh file a scene reads, by its resolved path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct MeshFile {
+pub(super) struct MeshFile {
     path: String,
     bytes: Vec<u8>,
 }
 
 /// Everything a session was run with: its log's configuration event.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct SessionConfig {
+pub(super) struct SessionConfig {
     /// The tessera version that ran it.
     version: String,
     command: String,
@@ -245,6 +250,92 @@ struct SessionConfig {
     seconds: Option<f64>,
     sync_ratio: Option<u32>,
     direct: bool,
+    /// What a study trial changed in the scene (`tessera study run`); its
+    /// hand is the one the log's `hand_path` event holds.
+    #[serde(default)]
+    trial: Option<TrialSettings>,
+}
+
+/// What a study trial changes in its scene: the two alternatives'
+/// materials at the trial's levels and the condition's haptic options.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct TrialSettings {
+    pub study: String,
+    pub condition: String,
+    /// The stimulus values of the left and right alternatives.
+    pub values: [f64; 2],
+    pub procedure: String,
+    /// Each alternative's body and the material its level makes.
+    pub materials: Vec<BodyMaterial>,
+    pub haptic: HapticOverrides,
+    /// The condition's force feedback: off, the safety layer sends zero
+    /// force.
+    pub force_feedback: bool,
+}
+
+/// A body given its own material.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct BodyMaterial {
+    pub body: String,
+    /// The name it gets in the library (`ceramic@left`).
+    pub name: String,
+    pub material: Material,
+}
+
+impl TrialSettings {
+    /// Gives each alternative its material, in `scene` and `library`.
+    pub(super) fn set_materials(
+        &self,
+        scene: &mut Scene,
+        library: &mut MaterialLibrary,
+    ) -> anyhow::Result<()> {
+        for m in &self.materials {
+            let Some(body) = scene.bodies.iter_mut().find(|b| b.name == m.body) else {
+                bail!("{}: no body `{}`", scene.path.display(), m.body);
+            };
+            library.insert(&m.name, m.material.clone())?;
+            body.material = m.name.clone();
+        }
+        Ok(())
+    }
+
+    /// Applies the condition's haptic options; a scaling factor the
+    /// condition sets replaces the scene's per-device ones.
+    pub(super) fn set_haptic(&self, haptic: &mut HapticSpec) {
+        let h = &self.haptic;
+        if h.s_fact.is_some() || h.f_fact.is_some() {
+            haptic.device.clear();
+        }
+        haptic.s_fact = h.s_fact.unwrap_or(haptic.s_fact);
+        haptic.f_fact = h.f_fact.unwrap_or(haptic.f_fact);
+        if let Some(r) = h.sync_ratio {
+            haptic.sync_ratio = r;
+        }
+    }
+}
+
+/// The mesh files `scene` reads, with their bytes.
+fn mesh_files(scene: &Scene) -> anyhow::Result<Vec<MeshFile>> {
+    let mut files = Vec::new();
+    for body in &scene.bodies {
+        if let ShapeSpec::TetMesh { mesh } = &body.shape {
+            for path in scene.resolve_mesh(mesh)?.files() {
+                let bytes = std::fs::read(&path).with_context(|| {
+                    format!(
+                        "{}: body `{}`: {}",
+                        scene.path.display(),
+                        body.name,
+                        path.display()
+                    )
+                })?;
+                files.push(MeshFile {
+                    path: path.display().to_string(),
+                    bytes,
+                });
+            }
+        }
+    }
+    Ok(files)
 }
 
 impl SessionConfig {
@@ -253,25 +344,7 @@ impl SessionConfig {
         let (scene_path, scene_text) = scene_text(&args.scene)?;
         let scene = Scene::parse(&scene_text, &scene_path)?;
         let (materials_path, materials_text) = material_source(cli)?;
-        let mut mesh_files = Vec::new();
-        for body in &scene.bodies {
-            if let ShapeSpec::TetMesh { mesh } = &body.shape {
-                for path in scene.resolve_mesh(mesh)?.files() {
-                    let bytes = std::fs::read(&path).with_context(|| {
-                        format!(
-                            "{}: body `{}`: {}",
-                            scene_path.display(),
-                            body.name,
-                            path.display()
-                        )
-                    })?;
-                    mesh_files.push(MeshFile {
-                        path: path.display().to_string(),
-                        bytes,
-                    });
-                }
-            }
-        }
+        let mesh_files = mesh_files(&scene)?;
         let (hand_script, device_profile) = if args.device == "sim" {
             let hand_path = match (
                 &args.hand,
@@ -334,6 +407,39 @@ impl SessionConfig {
             seconds: args.seconds,
             sync_ratio: args.sync_ratio,
             direct: args.direct,
+            trial: None,
+        })
+    }
+
+    /// A study trial's inputs: its scene (as text), the material library,
+    /// the seed, the trial's settings; the simulated arm's hand is the
+    /// path the log's `hand_path` event will hold.
+    pub(super) fn for_trial(
+        scene: Source,
+        materials: Source,
+        device: &str,
+        seed: u64,
+        lockstep: bool,
+        trial: TrialSettings,
+    ) -> anyhow::Result<Self> {
+        let parsed = Scene::parse(&scene.text, Path::new(&scene.path))?;
+        Ok(Self {
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: "study run".into(),
+            mesh_files: mesh_files(&parsed)?,
+            scene,
+            materials,
+            hand_script: None,
+            device: device.into(),
+            device_profile: None,
+            deadman_button: None,
+            count: None,
+            seed,
+            lockstep,
+            seconds: None,
+            sync_ratio: None,
+            direct: false,
+            trial: Some(trial),
         })
     }
 }
@@ -355,6 +461,9 @@ struct RunOptions {
     hold: bool,
     /// Start paused.
     paused: bool,
+    /// The simulated hand's recorded path (a study trial's replay), in
+    /// place of the hand script.
+    hand_path: Option<HandTrajectory>,
 }
 
 pub fn serve_cmd(args: &ServeArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitCode> {
@@ -384,6 +493,7 @@ fn serve_session(
             speed: args.ui.speed,
             hold: args.ui.hold,
             paused: args.ui.paused,
+            hand_path: None,
         },
         stop,
     )?;
@@ -482,9 +592,12 @@ fn run_once(
     watch: Option<&Watch>,
     controls: &Arc<SessionControls>,
 ) -> anyhow::Result<Summary> {
-    let scene = Scene::parse(&config.scene.text, Path::new(&config.scene.path))?;
-    let library =
+    let mut scene = Scene::parse(&config.scene.text, Path::new(&config.scene.path))?;
+    let mut library =
         MaterialLibrary::parse(&config.materials.text, Path::new(&config.materials.path))?;
+    if let Some(trial) = &config.trial {
+        trial.set_materials(&mut scene, &mut library)?;
+    }
     // Mesh files from the configuration (as the session log holds them),
     // from disk for a file it does not hold (a replay's --scene).
     let read = |path: &Path| match config
@@ -497,12 +610,15 @@ fn run_once(
     };
     let (threads, _) = tessera::haptics::simulation_threads(false)?;
     let (scene, assets) = prepare_scene(scene, config.count, &library, &threads, &read)?;
-    let Some(haptic) = scene.haptic.clone() else {
+    let Some(mut haptic) = scene.haptic.clone() else {
         bail!(
             "{}: the scene has no [haptic] table (which body is the proxy)",
             scene.path.display()
         );
     };
+    if let Some(trial) = &config.trial {
+        trial.set_haptic(&mut haptic);
+    }
     let mut world = World::from_scene(&scene, &assets, config.seed, &threads)?;
     // Ordinary priority: the analyses take only what the real-time threads
     // leave. Not cached: fragment meshes rarely repeat.
@@ -511,9 +627,10 @@ fn run_once(
         .build()?;
     world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
     let opened = open_device(config, run, stop)?;
-    let hand = match &config.hand_script {
-        Some(text) => Some(HandScript::parse(text, "hand script")?.trajectory()),
-        None => None,
+    let hand = match (&run.hand_path, &config.hand_script) {
+        (Some(path), _) => Some(path.clone()),
+        (None, Some(text)) => Some(HandScript::parse(text, "hand script")?.trajectory()),
+        (None, None) => None,
     };
     let seconds = config
         .seconds
@@ -525,6 +642,7 @@ fn run_once(
     let spec = opened.device.spec().clone();
     let safety = SafetySettings {
         deadman_button: config.deadman_button.or(opened.deadman_button),
+        force_output: config.trial.as_ref().is_none_or(|t| t.force_feedback),
         ..SafetySettings::for_spec(&spec)
     };
     let quiet = run.quiet;
@@ -598,9 +716,14 @@ fn open_device(
     stop: &Stop,
 ) -> anyhow::Result<OpenedDevice> {
     if config.device == "sim" {
-        let text = config.hand_script.as_deref().unwrap_or(STILL_HAND);
-        let script = HandScript::parse(text, "hand script")?;
-        let arm = SimulatedArm::new(sim_arm_spec(), ArmModel::default(), script.trajectory());
+        let hand = match &run.hand_path {
+            Some(path) => path.clone(),
+            None => {
+                let text = config.hand_script.as_deref().unwrap_or(STILL_HAND);
+                HandScript::parse(text, "hand script")?.trajectory()
+            }
+        };
+        let arm = SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand);
         return Ok(OpenedDevice {
             device: Box::new(arm),
             name: "sim-arm".into(),
@@ -852,6 +975,25 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
             text,
         };
     }
+    // A study trial's hand decided each strike from what it felt: the
+    // log holds the path it followed.
+    let mut hand_path = None;
+    if config.trial.is_some() && args.hand.is_none() {
+        let points = log
+            .events()
+            .find_map(|e| match e {
+                Event::HandPath { points, .. } => Some(points),
+                _ => None,
+            })
+            .with_context(|| {
+                format!("{name}: a study trial's log without its hand's path (a trial cut short); give --hand to replay it with a script")
+            })?;
+        hand_path = Some(HandTrajectory::from_samples(
+            points
+                .iter()
+                .map(|&[t, x, y, z]| (t, nalgebra::Vector3::new(x, y, z))),
+        ));
+    }
     if let Some(path) = &args.hand {
         let text = read_hand(path)?;
         if let Some(d) = first_difference(config.hand_script.as_deref().unwrap_or(""), &text) {
@@ -907,6 +1049,7 @@ pub fn replay(args: &ReplayArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<ExitC
             speed,
             hold: args.ui.hold,
             paused: args.ui.paused,
+            hand_path,
         },
         stop,
     )?;

@@ -14,10 +14,13 @@
 //! with device buttons, may abort a trial (it runs again), takes the
 //! study's breaks and answers the questionnaire after each session.
 
-use super::haptic_cmd::{open_hid, print_notice, profile_path, STILL_HAND};
-use super::scene_cmd::{prepare_scene, scene_path};
+use super::haptic_cmd::{
+    open_hid, print_notice, profile_path, BodyMaterial, SessionConfig, Source, TrialSettings,
+    STILL_HAND,
+};
+use super::scene_cmd::{prepare_scene, scene_text};
 use super::study_person::Person;
-use super::{material_library, Cli, Stop};
+use super::{material_source, Cli, Stop};
 use anyhow::{bail, Context};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
@@ -25,7 +28,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tessera::assets;
 use tessera::config::{Design, MaterialLibrary, Scene, Study};
@@ -36,6 +39,7 @@ use tessera::fracture::BasisWorker;
 use tessera::haptics::{
     serve, BodyWatch, ServeInputs, ServerOptions, SessionControls, ViewFeed, HAPTIC_RATE_HZ,
 };
+use tessera::session::Event;
 use tessera::session::Recorder;
 use tessera::study::{
     constant_stimuli, session_seed, test_side, AnswerButtons, AnswerSlot, Interleaved, KeyMap,
@@ -413,9 +417,22 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
     };
     let (study_path, study_text) = study_text(&args.study)?;
     let study = Study::parse(&study_text, &study_path)?;
-    let library = material_library(cli)?;
-    let scene_file = study.scene_path(&study_path);
-    let scene = Scene::load(&scene_path(&scene_file.to_string_lossy())?)?;
+    // Parsed from the texts each trial's log keeps, so that a replay
+    // builds the same scene.
+    let (materials_path, materials_text) = material_source(cli)?;
+    let library = MaterialLibrary::parse(&materials_text, &materials_path)?;
+    let (scene_file, scene_text) = scene_text(&study.scene_path(&study_path).to_string_lossy())?;
+    let scene = Scene::parse(&scene_text, &scene_file)?;
+    let sources = [
+        Source {
+            path: scene_file.display().to_string(),
+            text: scene_text,
+        },
+        Source {
+            path: materials_path.display().to_string(),
+            text: materials_text,
+        },
+    ];
     let Some(haptic) = scene.haptic.clone() else {
         bail!(
             "{}: the study's scene has no [haptic] table",
@@ -597,6 +614,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
                                 study: &study,
                                 scene: &scene,
                                 library: &library,
+                                sources: &sources,
                                 haptic: &haptic,
                                 condition,
                                 planned: &planned,
@@ -797,6 +815,8 @@ struct TrialInputs<'a> {
     study: &'a Study,
     scene: &'a Scene,
     library: &'a MaterialLibrary,
+    /// The texts `scene` and `library` were parsed from.
+    sources: &'a [Source; 2],
     haptic: &'a tessera::config::HapticSpec,
     condition: &'a tessera::config::Condition,
     planned: &'a Planned,
@@ -877,20 +897,37 @@ fn run_trial(
     let study = inputs.study;
     let mut scene = inputs.scene.clone();
     let mut library = inputs.library.clone();
+    let mut materials = Vec::new();
     for (side, name) in study.stimulus.alternatives.iter().enumerate() {
-        let body = scene
-            .bodies
-            .iter_mut()
-            .find(|b| &b.name == name)
+        let body = inputs
+            .scene
+            .body(name)
             .expect("checked before the first trial");
         let base = inputs.library.get(&body.material)?;
         let level = inputs.planned.values[side];
-        let material =
-            study.material_at(base, level, &format!("{level}"), Path::new(&study.name))?;
-        let name = format!("{}@{}", body.material, ["left", "right"][side]);
-        library.insert(&name, material)?;
-        body.material = name;
+        materials.push(BodyMaterial {
+            body: name.clone(),
+            name: format!("{}@{}", body.material, ["left", "right"][side]),
+            material: study.material_at(
+                base,
+                level,
+                &format!("{level}"),
+                Path::new(&study.name),
+            )?,
+        });
     }
+    let trial = TrialSettings {
+        study: study.name.clone(),
+        condition: inputs.condition.name.clone(),
+        values: inputs.planned.values,
+        procedure: inputs.planned.procedure.clone(),
+        materials,
+        haptic: inputs.condition.haptic.clone(),
+        force_feedback: inputs.condition.force_feedback,
+    };
+    trial.set_materials(&mut scene, &mut library)?;
+    let mut haptic = inputs.haptic.clone();
+    trial.set_haptic(&mut haptic);
     let (scene, assets) = prepare_scene(scene, None, &library, threads, &|p| std::fs::read(p))?;
     let mut world = World::from_scene(&scene, &assets, inputs.seed, threads)?;
     let modal_threads = rayon::ThreadPoolBuilder::new()
@@ -898,16 +935,6 @@ fn run_trial(
         .thread_name(|i| format!("tessera-modal-{i}"))
         .build()?;
     world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
-    let mut haptic = inputs.haptic.clone();
-    let h = &inputs.condition.haptic;
-    if h.s_fact.is_some() || h.f_fact.is_some() {
-        haptic.device.clear();
-    }
-    haptic.s_fact = h.s_fact.unwrap_or(haptic.s_fact);
-    haptic.f_fact = h.f_fact.unwrap_or(haptic.f_fact);
-    if let Some(r) = h.sync_ratio {
-        haptic.sync_ratio = r;
-    }
     let names: Vec<&str> = study
         .stimulus
         .alternatives
@@ -918,6 +945,9 @@ fn run_trial(
     let answer = Arc::new(AnswerSlot::default());
     let trial_stop = Arc::new(AtomicBool::new(false));
     let tick_s = 1.0 / HAPTIC_RATE_HZ;
+    // The simulated hand's path, for the log: the model's is known only
+    // when the session has ended and the arm dropped it.
+    let mut hand_path: Option<Arc<Mutex<Option<HandTrajectory>>>> = None;
     let (device, device_name, deadman_button, lockstep): (Box<dyn Device>, String, _, _) =
         match inputs.participant {
             Participant::Model(params) => {
@@ -934,6 +964,7 @@ fn run_trial(
                     Arc::clone(&answer),
                     Arc::clone(&trial_stop),
                 );
+                hand_path = Some(hand.path_slot());
                 let arm = SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand);
                 (Box::new(arm), "sim-arm".into(), None, true)
             }
@@ -941,15 +972,18 @@ fn run_trial(
                 device, buttons, ..
             } => {
                 let (inner, name, deadman): (Box<dyn Device>, String, _) = match device {
-                    PersonDevice::Sim(hand) => (
-                        Box::new(SimulatedArm::new(
-                            sim_arm_spec(),
-                            ArmModel::default(),
-                            hand.clone(),
-                        )),
-                        "sim-arm".into(),
-                        None,
-                    ),
+                    PersonDevice::Sim(hand) => {
+                        hand_path = Some(Arc::new(Mutex::new(Some(hand.clone()))));
+                        (
+                            Box::new(SimulatedArm::new(
+                                sim_arm_spec(),
+                                ArmModel::default(),
+                                hand.clone(),
+                            )),
+                            "sim-arm".into(),
+                            None,
+                        )
+                    }
                     PersonDevice::Hid { path, text, wait } => {
                         let opened = open_hid(path, text, *wait, stop)?;
                         (opened.device, opened.name, opened.deadman_button)
@@ -960,17 +994,20 @@ fn run_trial(
             }
         };
     let spec = device.spec().clone();
-    let recorder = Recorder::create(
-        &inputs.log,
-        serde_json::json!({
-            "study": study.name,
-            "condition": inputs.condition.name,
-            "values": inputs.planned.values,
-            "procedure": inputs.planned.procedure,
-            "seed": inputs.seed,
-            "scene": scene.path.display().to_string(),
-        }),
+    let [scene_source, materials_source] = inputs.sources.clone();
+    let config = SessionConfig::for_trial(
+        scene_source,
+        materials_source,
+        &if hand_path.is_some() {
+            "sim".to_owned()
+        } else {
+            format!("hid:{device_name}")
+        },
+        inputs.seed,
+        lockstep,
+        trial,
     )?;
+    let recorder = Recorder::create(&inputs.log, serde_json::to_value(&config)?)?;
     let seconds = study.trial_time_limit_s.unwrap_or(if lockstep {
         DEFAULT_TRIAL_LIMIT_S
     } else {
@@ -1034,6 +1071,25 @@ fn run_trial(
         let _ = forward.join();
         summary
     })?;
+    // What a replay needs beyond the configuration: the hand's path (a
+    // closed-loop one is known only now) and the outcome it checks.
+    let handle = recorder.handle();
+    if let Some(path) = hand_path.and_then(|slot| slot.lock().ok()?.take()) {
+        handle.event(Event::HandPath {
+            time_s: summary.seconds,
+            points: path
+                .points()
+                .iter()
+                .map(|(t, p)| [*t, p.x, p.y, p.z])
+                .collect(),
+        });
+    }
+    handle.event(Event::Outcome {
+        time_s: summary.seconds,
+        state_hash: summary.outcome.state_hash,
+        proxy_path_hash: summary.outcome.proxy_path_hash,
+        bodies: summary.outcome.bodies,
+    });
     recorder.finish()?;
     if stop.requested() {
         bail!("interrupted in a trial; `--resume` runs it again");

@@ -310,6 +310,11 @@ impl HandTrajectory {
         self.points.reserve(5 * strikes);
     }
 
+    /// The path's corners: (time s, position m), times ascending.
+    pub fn points(&self) -> &[(f64, Vector3<f64>)] {
+        &self.points
+    }
+
     /// When the path ends (s).
     pub fn duration_s(&self) -> f64 {
         self.points.last().map_or(0.0, |p| p.0)

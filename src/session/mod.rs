@@ -162,6 +162,16 @@ pub enum Event {
         /// Events dropped over the session.
         dropped_events: u64,
     },
+    /// The path a closed-loop simulated hand followed (a study's model
+    /// participant, who decides each strike from what it felt): known
+    /// only at the end, so written then; a replay drives the simulated arm
+    /// along it.
+    HandPath {
+        /// Session time (s).
+        time_s: f64,
+        /// The path's corners: time (s) and hand position (m, device frame).
+        points: Vec<[f64; 4]>,
+    },
     /// How a haptic session ended, for replays: hashes of the final global
     /// state and of the proxy's path, and the live bodies.
     Outcome {
@@ -189,6 +199,7 @@ impl Event {
             | Event::Interrupted { time_s, .. }
             | Event::Dropped { time_s, .. }
             | Event::SessionEnd { time_s, .. }
+            | Event::HandPath { time_s, .. }
             | Event::Outcome { time_s, .. } => *time_s,
         }
     }
@@ -205,6 +216,7 @@ impl Event {
             Event::Interrupted { .. } => "interrupted",
             Event::Dropped { .. } => "dropped",
             Event::SessionEnd { .. } => "session_end",
+            Event::HandPath { .. } => "hand_path",
             Event::Outcome { .. } => "outcome",
         }
     }

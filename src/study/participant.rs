@@ -29,7 +29,7 @@ use nalgebra::Vector3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The model participant's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -145,6 +145,8 @@ pub struct ModelHand {
     rng: ChaCha8Rng,
     answer: Arc<AnswerSlot>,
     stop: Arc<AtomicBool>,
+    /// Where the path goes when the hand is dropped (see [`ModelHand::path_slot`]).
+    path_out: Arc<Mutex<Option<HandTrajectory>>>,
 }
 
 /// Seconds the hand holds still at the start (the safety layer's ramp).
@@ -194,7 +196,15 @@ impl ModelHand {
             rng,
             answer,
             stop,
+            path_out: Arc::default(),
         }
+    }
+
+    /// Where the path the hand followed is put when the hand is dropped
+    /// (the session over): a closed-loop path is known only then, and a
+    /// trial's log keeps it so that a replay can drive the arm along it.
+    pub fn path_slot(&self) -> Arc<Mutex<Option<HandTrajectory>>> {
+        Arc::clone(&self.path_out)
     }
 
     fn broken_seen(&self, plate: usize, t: f64) -> bool {
@@ -230,6 +240,17 @@ impl ModelHand {
         self.answer.give(Response::Chose(side), t);
         self.stop.store(true, Ordering::Release);
         self.phase = Phase::Done;
+    }
+}
+
+impl Drop for ModelHand {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = self.path_out.lock() {
+            *slot = Some(std::mem::replace(
+                &mut self.path,
+                HandTrajectory::from_samples([]),
+            ));
+        }
     }
 }
 
