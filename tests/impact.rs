@@ -711,24 +711,28 @@ fn zener(lambda: f64) -> (f64, f64) {
 /// theory while the contact ends before the plate's edges answer (the
 /// flexural waves of a 50 µs contact travel ~7 cm). Two balls at 1 m/s
 /// span the theory: λ = 0.14 (a 2.5 mm ball, e = 0.79) and λ = 0.57 (5 mm,
-/// e = 0.39). The modal sum alone is compared: its truncation error falls
-/// as modes are added (`tools/zener_plate.sh`), while the static
-/// correction adds the mesh's own indentation under the ball, which
-/// Hertz's `k` already counts (docs/fracture.md, "Checks").
+/// e = 0.39). Both the modal sum alone and the default, with the static
+/// correction's flexibility measured through the plate's thickness
+/// (`tools/zener_plate.sh` shows both against the mesh and the modes).
 #[test]
 fn a_ball_on_a_large_plate_follows_zeners_theory() {
     let glass = material("soda-lime-glass");
     let thickness_m = 0.004;
     let plate = tile_mesh(0.15, thickness_m, 16, 2, None).unwrap();
     let mut b = body(plate, glass.clone(), 200, 1);
-    let settings = FractureSettings {
-        static_correction: false,
-        ..Default::default()
-    };
     let flexural_rigidity = glass.youngs_modulus_pa * thickness_m.powi(3)
         / (12.0 * (1.0 - glass.poisson_ratio.powi(2)));
     let impedance_n_s_m = 8.0 * (flexural_rigidity * glass.density_kg_m3 * thickness_m).sqrt();
-    for radius_m in [0.0025f64, 0.005] {
+    for (radius_m, static_correction) in [
+        (0.0025f64, false),
+        (0.005, false),
+        (0.0025, true),
+        (0.005, true),
+    ] {
+        let settings = FractureSettings {
+            static_correction,
+            ..Default::default()
+        };
         let impactor = Impactor {
             mass_kg: 7850.0 * 4.0 / 3.0 * PI * radius_m.powi(3),
             radius_m,
@@ -759,11 +763,13 @@ fn a_ball_on_a_large_plate_follows_zeners_theory() {
         let rebound = contact.striking_impulse_n_s / (m * speed_m_s) - 1.0;
         assert!(
             (rebound - restitution).abs() < 0.04 * restitution,
-            "λ = {lambda:.3}: rebound {rebound:.4} vs Zener's {restitution:.4}"
+            "λ = {lambda:.3}, static correction {static_correction}: \
+             rebound {rebound:.4} vs Zener's {restitution:.4}"
         );
         assert!(
             common::rel(contact.peak_force_n, peak_force_n) < 0.04,
-            "λ = {lambda:.3}: peak {:.2} N vs Zener's {peak_force_n:.2} N",
+            "λ = {lambda:.3}, static correction {static_correction}: \
+             peak {:.2} N vs Zener's {peak_force_n:.2} N",
             contact.peak_force_n
         );
     }
@@ -779,8 +785,9 @@ fn a_ball_on_a_large_plate_follows_zeners_theory() {
 /// independent Verlet integration in `hertz.rs`), so what is compared is
 /// the 3D body against beam theory. The 110 g steel ball at 0.5 m/s on
 /// the glass beam 60 × 3 × 2 cm: a 150 µs contact, in which bending waves
-/// do not reach the ends. The modal sum alone is compared, as in Zener's
-/// check above.
+/// do not reach the ends. The modal sum alone within 2 %; the default
+/// within 3 %: its static correction adds the 3D beam's flexibility that
+/// beam theory leaves out (shear; the modes above 100).
 #[test]
 fn a_ball_on_a_free_beam_follows_timoshenkos_modal_solution() {
     let glass = material("soda-lime-glass");
@@ -841,10 +848,6 @@ fn a_ball_on_a_free_beam_follows_timoshenkos_modal_solution() {
 
     let mesh = box_mesh([length_m, width_m, height_m], [60, 3, 2], None).unwrap();
     let mut b = body(mesh, glass, 100, 1);
-    let settings = FractureSettings {
-        static_correction: false,
-        ..Default::default()
-    };
     let hit = ContactPoint {
         point_m: Point3::new(0.5 * length_m, 0.5 * width_m, height_m),
         normal: -Vector3::z(),
@@ -852,18 +855,25 @@ fn a_ball_on_a_free_beam_follows_timoshenkos_modal_solution() {
         relative_speed_m_s: speed_m_s,
         impactor: ball,
     };
-    let solid = b
-        .impact(&[hit], &settings, threads(), &mut Counters::default())
-        .contact;
-    for (what, solid, beam) in [
-        ("impulse", solid.impulse_n_s, beam_theory.impulse_n_s),
-        ("peak force", solid.peak_force_n, beam_theory.peak_force_n),
-        ("duration", solid.duration_s, beam_theory.duration_s),
-    ] {
-        assert!(
-            common::rel(solid, beam) < 0.02,
-            "{what}: {solid:.6e} on the 3D beam, {beam:.6e} by beam theory"
-        );
+    for (static_correction, tolerance) in [(false, 0.02), (true, 0.03)] {
+        let settings = FractureSettings {
+            static_correction,
+            ..Default::default()
+        };
+        let solid = b
+            .impact(&[hit], &settings, threads(), &mut Counters::default())
+            .contact;
+        for (what, solid, beam) in [
+            ("impulse", solid.impulse_n_s, beam_theory.impulse_n_s),
+            ("peak force", solid.peak_force_n, beam_theory.peak_force_n),
+            ("duration", solid.duration_s, beam_theory.duration_s),
+        ] {
+            assert!(
+                common::rel(solid, beam) < tolerance,
+                "{what}, static correction {static_correction}: \
+                 {solid:.6e} on the 3D beam, {beam:.6e} by beam theory"
+            );
+        }
     }
     // The beam keeps part of the ball's energy: the ball does not rebound
     // as from a free rigid beam, `2 m M / (m + M) v`.

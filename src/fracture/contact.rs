@@ -1,8 +1,9 @@
 //! Where a contact force acts on a body's mesh: the nodes of the contact
 //! patch and their share of the force.
 
-use crate::mesh::{BoundaryFace, TetMesh};
-use nalgebra::Point3;
+use crate::fem::{ElasticMesh, ElementOrder};
+use crate::mesh::{BoundaryFace, TetMesh, TET_EDGES};
+use nalgebra::{Matrix3, Point3, Vector3};
 
 /// Nodes and weights (summing to 1) of a contact force at `point` spread
 /// over a Hertz patch of radius `radius_m`: pressure `∝ √(1 − r²/a²)`
@@ -115,4 +116,149 @@ fn closest_on_triangle(
     let denom = 1.0 / (va + vb + vc);
     let (v, w) = (vb * denom, vc * denom);
     [1.0 - v - w, v, w]
+}
+
+/// Where the line crosses one tet: `L(s) = at_start + s per_m` are its
+/// barycentric coordinates at distance `s` along the line.
+struct ChordSegment {
+    from_m: f64,
+    to_m: f64,
+    tet: usize,
+    at_start: [f64; 4],
+    per_m: [f64; 4],
+}
+
+/// DOF weights (summing along `normal` to 1) of the mean displacement
+/// along `normal` over the chord through the body from `point` along the
+/// inward `normal`, on `elastic`'s elements, or empty when the line
+/// misses the body. Hertz's approach `δ` is that of points distant from
+/// the contact (Johnson §4.2), whose own indentation Hertz's `k` counts;
+/// a mesh loaded at a few surface nodes indents under them too, by an
+/// amount that grows as its elements shrink. Through the thickness that
+/// near field averages out while the body's bending does not: the mean
+/// over the chord is the deflection of a plate's middle surface.
+pub(super) fn chord_weights(
+    mesh: &TetMesh,
+    elastic: &ElasticMesh,
+    point: &Point3<f64>,
+    normal: &Vector3<f64>,
+) -> Vec<(usize, f64)> {
+    // Two directions across the line: a tet whose corners all lie on one
+    // side of a plane holding the line cannot meet it, which spares the
+    // exact test below for nearly all tets.
+    let across_u = normal.cross(&if normal.x.abs() < 0.9 {
+        Vector3::x()
+    } else {
+        Vector3::y()
+    });
+    let across_u = across_u.normalize();
+    let across_v = normal.cross(&across_u).normalize();
+    let one_side = |offsets: &[Vector3<f64>; 4], axis: &Vector3<f64>, tolerance: f64| {
+        let d = offsets.map(|o| o.dot(axis));
+        d.iter().all(|&x| x > tolerance) || d.iter().all(|&x| x < -tolerance)
+    };
+    // Barycentric coordinates along the line: L(s) = a + s b.
+    let mut segments: Vec<ChordSegment> = Vec::new();
+    for (t, tet) in mesh.tets().iter().enumerate() {
+        let [p0, p1, p2, p3] = tet.map(|n| mesh.nodes()[n as usize]);
+        let offsets = [p0 - point, p1 - point, p2 - point, p3 - point];
+        // Far above the exact test's slack (1e-9 in barycentric terms).
+        let tolerance = 1e-6 * (p1 - p0).norm().max((p2 - p0).norm()).max((p3 - p0).norm());
+        if one_side(&offsets, &across_u, tolerance) || one_side(&offsets, &across_v, tolerance) {
+            continue;
+        }
+        let Some(inverse) = Matrix3::from_columns(&[p1 - p0, p2 - p0, p3 - p0]).try_inverse()
+        else {
+            continue;
+        };
+        let a3 = inverse * (point - p0);
+        let b3 = inverse * normal;
+        let a = [1.0 - a3.sum(), a3.x, a3.y, a3.z];
+        let b = [-b3.sum(), b3.x, b3.y, b3.z];
+        let (mut low, mut high) = (0.0f64, f64::INFINITY);
+        for (ai, bi) in a.iter().zip(&b) {
+            // L_i ≥ −ε, the slack taking in a point on a face or an edge.
+            let ai = ai + 1e-9;
+            if bi.abs() < 1e-300 {
+                if ai < 0.0 {
+                    high = -1.0;
+                }
+            } else if *bi > 0.0 {
+                low = low.max(-ai / bi);
+            } else {
+                high = high.min(-ai / bi);
+            }
+        }
+        if high > low {
+            segments.push(ChordSegment {
+                from_m: low,
+                to_m: high,
+                tet: t,
+                at_start: a,
+                per_m: b,
+            });
+        }
+    }
+    segments.sort_by(|x, y| x.from_m.total_cmp(&y.from_m));
+    // The chord: the segments joined from the contact point to where the
+    // line first leaves the body.
+    let scale = segments
+        .iter()
+        .map(|s| s.to_m - s.from_m)
+        .fold(0.0, f64::max);
+    let mut end = 0.0f64;
+    let mut chord = Vec::new();
+    for segment in &segments {
+        if segment.from_m > end + 1e-6 * scale {
+            break;
+        }
+        end = end.max(segment.to_m);
+        chord.push(segment);
+    }
+    if chord.is_empty() || end <= 0.0 {
+        return Vec::new();
+    }
+    // Segments overlap only where the line runs along a shared face;
+    // the union's length then exceeds each part's, and the weights are
+    // normalised by their sum.
+    const GAUSS_3: [(f64, f64); 3] = [
+        (-0.774_596_669_241_483_4, 5.0 / 9.0),
+        (0.0, 8.0 / 9.0),
+        (0.774_596_669_241_483_4, 5.0 / 9.0),
+    ];
+    let quadratic = elastic.order() == ElementOrder::Quadratic;
+    let mut weights: Vec<(usize, f64)> = Vec::new();
+    for segment in &chord {
+        let (a, b) = (segment.at_start, segment.per_m);
+        let (mid, half) = (
+            0.5 * (segment.from_m + segment.to_m),
+            0.5 * (segment.to_m - segment.from_m),
+        );
+        let nodes = elastic.element_nodes(segment.tet);
+        for (xi, w) in GAUSS_3 {
+            let s = mid + half * xi;
+            let l = [0, 1, 2, 3].map(|i| (a[i] + s * b[i]).clamp(0.0, 1.0));
+            let mut shape = [0.0f64; 10];
+            if quadratic {
+                for i in 0..4 {
+                    shape[i] = l[i] * (2.0 * l[i] - 1.0);
+                }
+                for (e, [i, j]) in TET_EDGES.iter().enumerate() {
+                    shape[4 + e] = 4.0 * l[*i] * l[*j];
+                }
+            } else {
+                shape[..4].copy_from_slice(&l);
+            }
+            for (node, n) in nodes.iter().zip(shape) {
+                for axis in 0..3 {
+                    weights.push((3 * *node as usize + axis, w * half * n * normal[axis]));
+                }
+            }
+        }
+    }
+    let total: f64 = weights.iter().map(|&(dof, w)| w * normal[dof % 3]).sum();
+    if total.abs() > 0.0 {
+        weights.iter_mut().for_each(|w| w.1 /= total);
+    }
+    weights
 }
