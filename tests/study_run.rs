@@ -71,6 +71,15 @@ fn the_same_seed_gives_the_same_csv_and_analyze_reads_it() {
             .collect()
     };
     assert_eq!(strip(&a), strip(&b), "same seed, same trials and answers");
+    // The model answers the questionnaire after each session, as it
+    // remembered the efforts (its rows' `model_effort_*`).
+    let answers = rows(&dir.path().join("results/a/questionnaire.csv"));
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    for row in &answers {
+        let perceived: u8 = row[3].parse().unwrap();
+        let confidence: u8 = row[4].parse().unwrap();
+        assert!(perceived <= 5 && confidence <= 7, "{row:?}");
+    }
     let header = a.lines().next().unwrap();
     assert!(header.starts_with(
         "participant,session,condition,trial,left_level,right_level,chosen_side,chosen_level,correct,response_time_s"
@@ -219,6 +228,12 @@ fn a_killed_study_resumes_with_no_trial_lost_or_repeated() {
     assert_eq!(
         resumed, whole,
         "the resumed run wrote exactly the uninterrupted run's rows"
+    );
+    // The model's questionnaire reads the rows on disk, resumed or not.
+    let questionnaire = |d: &Path| std::fs::read_to_string(d.join("p1/questionnaire.csv")).unwrap();
+    assert_eq!(
+        questionnaire(&out_dir),
+        questionnaire(&dir.path().join("results"))
     );
 }
 

@@ -43,8 +43,8 @@ use tessera::session::Event;
 use tessera::session::Recorder;
 use tessera::study::{
     constant_stimuli, session_seed, test_side, AnswerButtons, AnswerSlot, Interleaved, KeyMap,
-    ModelHand, ModelParams, Procedure, Quest, QuestionnaireRecord, Response, Side, Staircase,
-    TrialRecord,
+    ModelHand, ModelParams, ModelTrial, Procedure, Quest, QuestionnaireRecord, Response, Side,
+    Staircase, TrialRecord,
 };
 use tessera::ui::{Viewer, ViewerOptions};
 use tessera::world::{World, OWN_BASIS_MIN_TETS};
@@ -570,6 +570,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
         let total = plan.total();
         let of = total.map_or(String::new(), |n| format!(" of {n}"));
         let mut answered = 0u32;
+        let mut session_rows: Vec<TrialRecord> = Vec::new();
         let mut correct = 0u32;
         let mut introduced = false;
         let mut haptics = SessionHaptics::default();
@@ -660,6 +661,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             };
             answered += 1;
             correct += u32::from(row.correct);
+            session_rows.push(row.clone());
             plan.record(&planned, row.correct == 1);
             if !args.json {
                 eprintln!(
@@ -684,10 +686,35 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             }
         }
         let asked = answered_questionnaires.iter().any(|q| q.session == session);
-        if let (Some(person), true, false) = (person, study.questionnaire, asked) {
-            if let Some(answers) =
-                person.questionnaire(&args.participant, session, &condition.name, stop)?
-            {
+        if study.questionnaire && !asked {
+            let answers = match (&participant, person) {
+                (Participant::Model(params), _) => {
+                    // From the rows on disk, so that a resumed run answers
+                    // as an unbroken one.
+                    let efforts: Vec<[Option<f64>; 2]> = session_rows
+                        .iter()
+                        .map(|r| [r.model_effort_left, r.model_effort_right])
+                        .collect();
+                    let (perceived, confidence) = params.questionnaire(&efforts);
+                    Some(QuestionnaireRecord {
+                        participant: args.participant.clone(),
+                        session,
+                        condition: condition.name.clone(),
+                        perceived_weaknesses: Some(perceived),
+                        confidence: Some(confidence),
+                        strategy: MODEL_STRATEGY.into(),
+                        remarks: format!(
+                            "model participant ({})",
+                            args.model.as_deref().unwrap_or("scripted")
+                        ),
+                    })
+                }
+                (_, Some(person)) => {
+                    person.questionnaire(&args.participant, session, &condition.name, stop)?
+                }
+                _ => None,
+            };
+            if let Some(answers) = answers {
                 CsvAppender::open(&questionnaire_path)?.append(&answers)?;
             }
         }
@@ -732,6 +759,10 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The model participant's strategy, in the questionnaire's words
+/// (Glondu 2012 §5.2.4).
+const MODEL_STRATEGY: &str = "I struck each plate at its centre, harder and harder until it broke, and chose the one that broke with less effort.";
 
 /// Who answers, before the run's viewer and terminal are set up.
 enum Who {
@@ -834,6 +865,8 @@ struct TrialRun {
     strikes: [u32; 2],
     breaks_s: [Option<f64>; 2],
     simulated_s: f64,
+    /// The model participant's remembered efforts (left, right).
+    model_efforts: [Option<f64>; 2],
     /// Wall time from the trial's start to its session's start (s).
     setup_s: f64,
     haptic: tessera::haptics::LoopStats,
@@ -880,6 +913,8 @@ fn trial_row(
         strikes_right: ran.strikes[1],
         break_left_s: ran.breaks_s[0],
         break_right_s: ran.breaks_s[1],
+        model_effort_left: ran.model_efforts[0],
+        model_effort_right: ran.model_efforts[1],
         aborted,
         log: format!("logs/session{session}-trial{trial}.mcap"),
     }
@@ -947,7 +982,8 @@ fn run_trial(
     let tick_s = 1.0 / HAPTIC_RATE_HZ;
     // The simulated hand's path, for the log: the model's is known only
     // when the session has ended and the arm dropped it.
-    let mut hand_path: Option<Arc<Mutex<Option<HandTrajectory>>>> = None;
+    let mut hand_path: Option<HandTrajectory> = None;
+    let mut model_trial: Option<Arc<Mutex<Option<ModelTrial>>>> = None;
     let (device, device_name, deadman_button, lockstep): (Box<dyn Device>, String, _, _) =
         match inputs.participant {
             Participant::Model(params) => {
@@ -964,7 +1000,7 @@ fn run_trial(
                     Arc::clone(&answer),
                     Arc::clone(&trial_stop),
                 );
-                hand_path = Some(hand.path_slot());
+                model_trial = Some(hand.trial_slot());
                 let arm = SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand);
                 (Box::new(arm), "sim-arm".into(), None, true)
             }
@@ -973,7 +1009,7 @@ fn run_trial(
             } => {
                 let (inner, name, deadman): (Box<dyn Device>, String, _) = match device {
                     PersonDevice::Sim(hand) => {
-                        hand_path = Some(Arc::new(Mutex::new(Some(hand.clone()))));
+                        hand_path = Some(hand.clone());
                         (
                             Box::new(SimulatedArm::new(
                                 sim_arm_spec(),
@@ -998,7 +1034,7 @@ fn run_trial(
     let config = SessionConfig::for_trial(
         scene_source,
         materials_source,
-        &if hand_path.is_some() {
+        &if hand_path.is_some() || model_trial.is_some() {
             "sim".to_owned()
         } else {
             format!("hid:{device_name}")
@@ -1074,7 +1110,8 @@ fn run_trial(
     // What a replay needs beyond the configuration: the hand's path (a
     // closed-loop one is known only now) and the outcome it checks.
     let handle = recorder.handle();
-    if let Some(path) = hand_path.and_then(|slot| slot.lock().ok()?.take()) {
+    let model = model_trial.and_then(|slot| slot.lock().ok()?.take());
+    if let Some(path) = model.as_ref().map(|m| &m.path).or(hand_path.as_ref()) {
         handle.event(Event::HandPath {
             time_s: summary.seconds,
             points: path
@@ -1105,6 +1142,7 @@ fn run_trial(
         strikes: [watch.strikes(0), watch.strikes(1)],
         breaks_s: [broken(0), broken(1)],
         simulated_s: summary.seconds,
+        model_efforts: model.map_or([None; 2], |m| m.efforts),
         setup_s,
         haptic: summary.haptic,
     })

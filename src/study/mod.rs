@@ -32,7 +32,7 @@ pub mod stats;
 pub use adaptive::{Interleaved, Procedure};
 pub use answer::{AnswerButtons, AnswerSlot, KeyMap, Response};
 pub use design::{constant_stimuli, session_seed, test_side, PairTrial, Side};
-pub use participant::{ModelHand, ModelParams};
+pub use participant::{ModelHand, ModelParams, ModelTrial};
 pub use psychometric::{Block, Fit, FitOptions, Shape};
 pub use quest::Quest;
 pub use record::{QuestionnaireRecord, TrialRecord};

@@ -105,6 +105,40 @@ impl ModelParams {
         Ok(p)
     }
 
+    /// The model's answers to the questionnaire of §5.2.2 after a
+    /// session, from the efforts it remembered in the session's trials
+    /// (`(left, right)`, `None` for a plate that did not break). Two
+    /// efforts are told apart when they differ by more than the Weber
+    /// fraction of the smaller (or one plate broke and the other did
+    /// not). Confidence (0–7) is 7 times the share of trials whose plates
+    /// it told apart; the perceived weaknesses (0–5) are the groups of
+    /// its remembered efforts, sorted, that a gap it tells apart
+    /// separates.
+    pub fn questionnaire(&self, efforts: &[[Option<f64>; 2]]) -> (u8, u8) {
+        let apart = |a: f64, b: f64| (a - b).abs() > self.weber * a.min(b);
+        let told = efforts
+            .iter()
+            .filter(|e| match **e {
+                [Some(a), Some(b)] => apart(a, b),
+                [Some(_), None] | [None, Some(_)] => true,
+                [None, None] => false,
+            })
+            .count();
+        let confidence = if efforts.is_empty() {
+            0.0
+        } else {
+            (7.0 * told as f64 / efforts.len() as f64).round()
+        };
+        let mut broke: Vec<f64> = efforts.iter().flatten().flatten().copied().collect();
+        broke.sort_by(f64::total_cmp);
+        let groups = if broke.is_empty() {
+            0
+        } else {
+            1 + broke.windows(2).filter(|w| apart(w[0], w[1])).count()
+        };
+        (groups.min(5) as u8, confidence as u8)
+    }
+
     /// Strikes a plate gets at most.
     pub fn max_strikes(&self) -> usize {
         ((self.max_speed_m_s / self.start_speed_m_s).ln() / self.step.ln()).floor() as usize + 1
@@ -145,8 +179,20 @@ pub struct ModelHand {
     rng: ChaCha8Rng,
     answer: Arc<AnswerSlot>,
     stop: Arc<AtomicBool>,
-    /// Where the path goes when the hand is dropped (see [`ModelHand::path_slot`]).
-    path_out: Arc<Mutex<Option<HandTrajectory>>>,
+    /// Where the trial goes when the hand is dropped (see
+    /// [`ModelHand::trial_slot`]).
+    trial_out: Arc<Mutex<Option<ModelTrial>>>,
+}
+
+/// What the model did in a trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelTrial {
+    /// The path its hand followed.
+    pub path: HandTrajectory,
+    /// The remembered effort of the strike that broke each plate (left,
+    /// right): peak felt force (N) with force feedback, strike speed (m/s)
+    /// without; `None` for a plate that did not break.
+    pub efforts: [Option<f64>; 2],
 }
 
 /// Seconds the hand holds still at the start (the safety layer's ramp).
@@ -196,15 +242,15 @@ impl ModelHand {
             rng,
             answer,
             stop,
-            path_out: Arc::default(),
+            trial_out: Arc::default(),
         }
     }
 
-    /// Where the path the hand followed is put when the hand is dropped
+    /// Where the trial ([`ModelTrial`]) is put when the hand is dropped
     /// (the session over): a closed-loop path is known only then, and a
     /// trial's log keeps it so that a replay can drive the arm along it.
-    pub fn path_slot(&self) -> Arc<Mutex<Option<HandTrajectory>>> {
-        Arc::clone(&self.path_out)
+    pub fn trial_slot(&self) -> Arc<Mutex<Option<ModelTrial>>> {
+        Arc::clone(&self.trial_out)
     }
 
     fn broken_seen(&self, plate: usize, t: f64) -> bool {
@@ -245,11 +291,11 @@ impl ModelHand {
 
 impl Drop for ModelHand {
     fn drop(&mut self) {
-        if let Ok(mut slot) = self.path_out.lock() {
-            *slot = Some(std::mem::replace(
-                &mut self.path,
-                HandTrajectory::from_samples([]),
-            ));
+        if let Ok(mut slot) = self.trial_out.lock() {
+            *slot = Some(ModelTrial {
+                path: std::mem::replace(&mut self.path, HandTrajectory::from_samples([])),
+                efforts: self.effort,
+            });
         }
     }
 }
@@ -318,6 +364,28 @@ impl Hand for ModelHand {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_questionnaire_counts_what_the_weber_fraction_tells_apart() {
+        let p = ModelParams {
+            weber: 0.1,
+            ..ModelParams::default()
+        };
+        let efforts = [
+            [Some(1.0), Some(1.05)], // within 10 %: not told apart
+            [Some(1.0), Some(1.5)],
+            [Some(2.0), None], // one broke
+            [None, None],
+        ];
+        // Told apart 2 of 4: 7 × ½ rounds to 4. Sorted efforts 1.0, 1.0,
+        // 1.05 | 1.5 | 2.0: three groups.
+        assert_eq!(p.questionnaire(&efforts), (3, 4));
+        assert_eq!(p.questionnaire(&[]), (0, 0));
+        let many: Vec<[Option<f64>; 2]> = (0..10)
+            .map(|i| [Some(1.5f64.powi(i)), Some(1.5f64.powi(i + 10))])
+            .collect();
+        assert_eq!(p.questionnaire(&many), (5, 7), "at most 5 weaknesses");
+    }
 
     #[test]
     fn parameters_parse_and_are_checked() {

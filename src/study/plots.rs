@@ -336,6 +336,8 @@ mod tests {
             strikes_right: 0,
             break_left_s: None,
             break_right_s: None,
+            model_effort_left: None,
+            model_effort_right: None,
             aborted: 0,
             log: String::new(),
         }

@@ -48,6 +48,15 @@ pub struct TrialRecord {
     pub break_left_s: Option<f64>,
     /// When the right plate broke.
     pub break_right_s: Option<f64>,
+    /// The model participant's remembered effort of the strike that broke
+    /// the left plate: peak felt force (N) with force feedback, strike
+    /// speed (m/s) without; empty for a person or a plate that did not
+    /// break.
+    #[serde(default)]
+    pub model_effort_left: Option<f64>,
+    /// The same for the right plate.
+    #[serde(default)]
+    pub model_effort_right: Option<f64>,
     /// Attempts of this trial the participant aborted before this one
     /// (their logs are kept as `…-abortedN.mcap`).
     #[serde(default)]
