@@ -222,7 +222,7 @@ pub(super) struct Source {
 
 /// A mesh file a scene reads, by its resolved path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(super) struct MeshFile {
+struct MeshFile {
     path: String,
     bytes: Vec<u8>,
 }
@@ -411,36 +411,51 @@ impl SessionConfig {
         })
     }
 
-    /// A study trial's inputs: its scene (as text), the material library,
-    /// the seed, the trial's settings; the simulated arm's hand is the
-    /// path the log's `hand_path` event will hold.
-    pub(super) fn for_trial(
+    /// A study's inputs: its scene (`parsed` from `scene`'s text, whose
+    /// mesh files are read once here) and the material library; each
+    /// trial completes a copy with [`for_trial`](Self::for_trial).
+    pub(super) fn for_study(
+        parsed: &Scene,
         scene: Source,
         materials: Source,
+    ) -> anyhow::Result<Self> {
+        Ok(Self {
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: "study run".into(),
+            mesh_files: mesh_files(parsed)?,
+            scene,
+            materials,
+            hand_script: None,
+            device: "sim".into(),
+            device_profile: None,
+            deadman_button: None,
+            count: None,
+            seed: 0,
+            lockstep: true,
+            seconds: None,
+            sync_ratio: None,
+            direct: false,
+            trial: None,
+        })
+    }
+
+    /// One trial of the study: its device, seed, clock and settings; the
+    /// simulated arm's hand is the path the log's `hand_path` event will
+    /// hold.
+    pub(super) fn for_trial(
+        &self,
         device: &str,
         seed: u64,
         lockstep: bool,
         trial: TrialSettings,
-    ) -> anyhow::Result<Self> {
-        let parsed = Scene::parse(&scene.text, Path::new(&scene.path))?;
-        Ok(Self {
-            version: env!("CARGO_PKG_VERSION").into(),
-            command: "study run".into(),
-            mesh_files: mesh_files(&parsed)?,
-            scene,
-            materials,
-            hand_script: None,
+    ) -> Self {
+        Self {
             device: device.into(),
-            device_profile: None,
-            deadman_button: None,
-            count: None,
             seed,
             lockstep,
-            seconds: None,
-            sync_ratio: None,
-            direct: false,
             trial: Some(trial),
-        })
+            ..self.clone()
+        }
     }
 }
 

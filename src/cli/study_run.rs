@@ -423,7 +423,8 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
     let library = MaterialLibrary::parse(&materials_text, &materials_path)?;
     let (scene_file, scene_text) = scene_text(&study.scene_path(&study_path).to_string_lossy())?;
     let scene = Scene::parse(&scene_text, &scene_file)?;
-    let sources = [
+    let study_config = SessionConfig::for_study(
+        &scene,
         Source {
             path: scene_file.display().to_string(),
             text: scene_text,
@@ -432,7 +433,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             path: materials_path.display().to_string(),
             text: materials_text,
         },
-    ];
+    )?;
     let Some(haptic) = scene.haptic.clone() else {
         bail!(
             "{}: the study's scene has no [haptic] table",
@@ -615,7 +616,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
                                 study: &study,
                                 scene: &scene,
                                 library: &library,
-                                sources: &sources,
+                                study_config: &study_config,
                                 haptic: &haptic,
                                 condition,
                                 planned: &planned,
@@ -846,8 +847,9 @@ struct TrialInputs<'a> {
     study: &'a Study,
     scene: &'a Scene,
     library: &'a MaterialLibrary,
-    /// The texts `scene` and `library` were parsed from.
-    sources: &'a [Source; 2],
+    /// The study's session configuration (the texts `scene` and
+    /// `library` were parsed from), which each trial's log completes.
+    study_config: &'a SessionConfig,
     haptic: &'a tessera::config::HapticSpec,
     condition: &'a tessera::config::Condition,
     planned: &'a Planned,
@@ -1030,10 +1032,7 @@ fn run_trial(
             }
         };
     let spec = device.spec().clone();
-    let [scene_source, materials_source] = inputs.sources.clone();
-    let config = SessionConfig::for_trial(
-        scene_source,
-        materials_source,
+    let config = inputs.study_config.for_trial(
         &if hand_path.is_some() || model_trial.is_some() {
             "sim".to_owned()
         } else {
@@ -1042,7 +1041,7 @@ fn run_trial(
         inputs.seed,
         lockstep,
         trial,
-    )?;
+    );
     let recorder = Recorder::create(&inputs.log, serde_json::to_value(&config)?)?;
     let seconds = study.trial_time_limit_s.unwrap_or(if lockstep {
         DEFAULT_TRIAL_LIMIT_S
