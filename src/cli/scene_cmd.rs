@@ -53,18 +53,31 @@ pub(super) fn scene_text(scene: &str) -> anyhow::Result<(PathBuf, String)> {
 /// Sets the array count of a parsed scene and prepares its assets on
 /// `threads`, reading mesh files through `read`.
 pub(super) fn prepare_scene(
+    scene: Scene,
+    count: Option<usize>,
+    library: &MaterialLibrary,
+    threads: &rayon::ThreadPool,
+    read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
+) -> anyhow::Result<(Scene, SceneAssets)> {
+    prepare_scene_reusing(scene, count, library, threads, read, None)
+}
+
+/// As [`prepare_scene`], reusing the bases of `previous` that fit
+/// ([`SceneAssets::load_reusing`]).
+pub(super) fn prepare_scene_reusing(
     mut scene: Scene,
     count: Option<usize>,
     library: &MaterialLibrary,
     threads: &rayon::ThreadPool,
     read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
+    previous: Option<&SceneAssets>,
 ) -> anyhow::Result<(Scene, SceneAssets)> {
     if let Some(count) = count {
         scene.set_array_count(count)?;
     }
     let cache = ModalCache::new(default_cache_dir());
     let bar = indicatif::ProgressBar::new_spinner();
-    let assets = SceneAssets::load_with(
+    let assets = SceneAssets::load_reusing(
         &scene,
         library,
         Some(&cache),
@@ -74,6 +87,7 @@ pub(super) fn prepare_scene(
             bar.tick();
         },
         read,
+        previous,
     )?;
     bar.finish_and_clear();
     Ok((scene, assets))

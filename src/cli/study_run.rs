@@ -18,7 +18,7 @@ use super::haptic_cmd::{
     open_hid, print_notice, profile_path, BodyMaterial, SessionConfig, Source, TrialSettings,
     STILL_HAND,
 };
-use super::scene_cmd::{prepare_scene, scene_text};
+use super::scene_cmd::{prepare_scene_reusing, scene_text};
 use super::study_person::Person;
 use super::{material_source, Cli, Stop};
 use anyhow::{bail, Context};
@@ -47,7 +47,7 @@ use tessera::study::{
     Staircase, TrialRecord,
 };
 use tessera::ui::{Viewer, ViewerOptions};
-use tessera::world::{World, OWN_BASIS_MIN_TETS};
+use tessera::world::{SceneAssets, World, OWN_BASIS_MIN_TETS};
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -434,6 +434,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
             text: materials_text,
         },
     )?;
+    let assets = Mutex::new(None);
     let Some(haptic) = scene.haptic.clone() else {
         bail!(
             "{}: the study's scene has no [haptic] table",
@@ -617,6 +618,7 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
                                 scene: &scene,
                                 library: &library,
                                 study_config: &study_config,
+                                assets: &assets,
                                 haptic: &haptic,
                                 condition,
                                 planned: &planned,
@@ -850,6 +852,9 @@ struct TrialInputs<'a> {
     /// The study's session configuration (the texts `scene` and
     /// `library` were parsed from), which each trial's log completes.
     study_config: &'a SessionConfig,
+    /// The last trial's scene assets, whose modal bases the next trial
+    /// reuses (its levels change the plates' strength, not their modes).
+    assets: &'a Mutex<Option<SceneAssets>>,
     haptic: &'a tessera::config::HapticSpec,
     condition: &'a tessera::config::Condition,
     planned: &'a Planned,
@@ -965,7 +970,17 @@ fn run_trial(
     trial.set_materials(&mut scene, &mut library)?;
     let mut haptic = inputs.haptic.clone();
     trial.set_haptic(&mut haptic);
-    let (scene, assets) = prepare_scene(scene, None, &library, threads, &|p| std::fs::read(p))?;
+    let (scene, assets) = prepare_scene_reusing(
+        scene,
+        None,
+        &library,
+        threads,
+        &|p| std::fs::read(p),
+        inputs.assets.lock().ok().as_ref().and_then(|a| a.as_ref()),
+    )?;
+    if let Ok(mut kept) = inputs.assets.lock() {
+        *kept = Some(assets.clone());
+    }
     let mut world = World::from_scene(&scene, &assets, inputs.seed, threads)?;
     let modal_threads = rayon::ThreadPoolBuilder::new()
         .num_threads(1)

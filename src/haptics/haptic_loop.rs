@@ -26,6 +26,9 @@ use std::time::{Duration, Instant};
 /// How long lockstep waits for an answer before it gives up: a simulation
 /// thread that takes this long has failed.
 const LOCKSTEP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long lockstep spins for an answer before it sleeps for it.
+const LOCKSTEP_SPIN: Duration = Duration::from_micros(200);
 /// The sleeper spins the last stretch before a deadline.
 const SPIN_NS: u32 = 150_000;
 
@@ -449,14 +452,21 @@ impl HapticLoop {
     ) -> Result<Box<SyncDown>, LoopError> {
         let waited = Instant::now();
         loop {
-            if let Some(down) = exchange.take_down() {
+            // A quick answer is caught spinning; a slow one (a fracture
+            // event) asleep, leaving the cores to the simulation's work.
+            let down = if waited.elapsed() < LOCKSTEP_SPIN {
+                std::thread::yield_now();
+                exchange.take_down()
+            } else {
+                exchange.wait_down(Duration::from_millis(10))
+            };
+            if let Some(down) = down {
                 self.state.waited_s += waited.elapsed().as_secs_f64();
                 return Ok(down);
             }
             if waited.elapsed() > LOCKSTEP_TIMEOUT {
                 return Err(LoopError::SimulationStalled(LOCKSTEP_TIMEOUT, tick));
             }
-            std::thread::yield_now();
         }
     }
 

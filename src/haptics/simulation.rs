@@ -9,7 +9,7 @@ use super::view::ViewPublisher;
 use super::watch::WatchWriter;
 use crate::session::{Event, RecorderHandle};
 use crate::world::{Adoption, BodyId, Counters, Extraction, FractureEvent, StepInputs, World};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The global world and what the simulation thread keeps about it.
 pub(super) struct Simulation {
@@ -41,6 +41,9 @@ pub(super) struct Simulation {
 
 /// The longest global step taken after late syncs, in sync periods.
 const MAX_CATCH_UP: u64 = 5;
+
+/// How long the simulation thread spins for the next sync in lockstep.
+const LOCKSTEP_SPIN: Duration = Duration::from_micros(500);
 
 impl Simulation {
     /// The simulation of `world`, its fracture checks running on `threads`.
@@ -146,14 +149,25 @@ impl Simulation {
 
     /// Serves syncs until the exchange is stopped.
     pub(super) fn serve(&mut self, exchange: &Exchange) {
+        let lockstep = matches!(self.adoption, Adoption::AllQueued);
+        let mut idle_since: Option<Instant> = None;
         while !exchange.stopped() {
             let Some(up) = exchange.take_up() else {
                 if let Some(view) = &mut self.view {
                     view.flush(&self.world);
                 }
-                std::thread::sleep(Duration::from_micros(50));
+                // In lockstep the haptic thread waits on every answer:
+                // the next sync is caught spinning for a while (a sleep
+                // costs its wake-up latency at every sync), then asleep.
+                let idle = *idle_since.get_or_insert_with(Instant::now);
+                if lockstep && idle.elapsed() < LOCKSTEP_SPIN {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
                 continue;
             };
+            idle_since = None;
             let mut down = exchange.free_down();
             self.sync(&up, &mut down);
             exchange.recycle_up(up);

@@ -3,10 +3,16 @@
 //! travels to the other thread and comes back through a free list, so
 //! neither thread allocates in the steady state and neither ever blocks
 //! on the other: a push or pop either succeeds at once or is retried.
+//! The one exception is lockstep, where the haptic thread must wait for
+//! each answer anyway: it sleeps on a condition variable
+//! ([`Exchange::wait_down`]) instead of spinning on a core the simulation
+//! needs.
 
 use crate::world::{SubWorldReport, SubWorldUpdate};
 use crossbeam_queue::ArrayQueue;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
 /// Haptic → simulation, at tick `tick` (a multiple of r_sim).
 #[derive(Default)]
@@ -32,6 +38,10 @@ pub(super) struct Exchange {
     free_up: ArrayQueue<Box<SyncUp>>,
     free_down: ArrayQueue<Box<SyncDown>>,
     stop: AtomicBool,
+    /// Held while an answer is pushed and while a lockstep waiter looks
+    /// for one, so that a wake-up is never lost.
+    answered: Mutex<()>,
+    answer_ready: Condvar,
 }
 
 impl Exchange {
@@ -43,6 +53,8 @@ impl Exchange {
             free_up: ArrayQueue::new(spares.max(1)),
             free_down: ArrayQueue::new(spares.max(1)),
             stop: AtomicBool::new(false),
+            answered: Mutex::new(()),
+            answer_ready: Condvar::new(),
         };
         for _ in 0..spares.max(1) {
             let _ = exchange.free_up.push(Box::default());
@@ -57,10 +69,28 @@ impl Exchange {
     pub(super) fn take_up(&self) -> Option<Box<SyncUp>> {
         self.up.pop()
     }
+    /// Sends an answer (the simulation thread) and wakes a lockstep
+    /// waiter.
     pub(super) fn send_down(&self, message: Box<SyncDown>) -> Result<(), Box<SyncDown>> {
-        self.down.push(message)
+        let _held = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        let sent = self.down.push(message);
+        self.answer_ready.notify_one();
+        sent
     }
     pub(super) fn take_down(&self) -> Option<Box<SyncDown>> {
+        self.down.pop()
+    }
+    /// The next answer, waiting for it at most `timeout` (lockstep only:
+    /// the real-time loop never waits, it takes what has come).
+    pub(super) fn wait_down(&self, timeout: Duration) -> Option<Box<SyncDown>> {
+        let held = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(down) = self.down.pop() {
+            return Some(down);
+        }
+        let _held = self
+            .answer_ready
+            .wait_timeout(held, timeout)
+            .unwrap_or_else(|e| e.into_inner());
         self.down.pop()
     }
     pub(super) fn recycle_up(&self, message: Box<SyncUp>) {

@@ -88,9 +88,12 @@ pub enum WorldError {
 /// What a scene's bodies need beyond the scene file: materials, and the
 /// mesh and modal basis of each distinct (mesh, material) of its breakable
 /// bodies. Built once, it serves any number of worlds of the scene.
+#[derive(Clone)]
 pub struct SceneAssets {
     materials: BTreeMap<String, Arc<Material>>,
     bases: BTreeMap<(String, String), (Arc<TetMesh>, Arc<ModalBasis>)>,
+    /// The analyses' mode count and element.
+    analysis: (usize, crate::fem::ElementOrder),
 }
 
 impl SceneAssets {
@@ -119,10 +122,29 @@ impl SceneAssets {
         on_analysis: &dyn Fn(&str),
         read: &dyn Fn(&std::path::Path) -> std::io::Result<Vec<u8>>,
     ) -> Result<Self, WorldError> {
+        Self::load_reusing(scene, library, cache, threads, on_analysis, read, None)
+    }
+
+    /// As [`SceneAssets::load_with`], taking from `previous` (assets of a
+    /// scene with the same world settings) the mesh and basis of every
+    /// body whose mesh and elastic constants are the same there: a study's
+    /// trials change the plates' strength, not their modes, and a basis
+    /// kept keeps its static correction's factor.
+    pub fn load_reusing(
+        scene: &Scene,
+        library: &MaterialLibrary,
+        cache: Option<&ModalCache>,
+        threads: &rayon::ThreadPool,
+        on_analysis: &dyn Fn(&str),
+        read: &dyn Fn(&std::path::Path) -> std::io::Result<Vec<u8>>,
+        previous: Option<&SceneAssets>,
+    ) -> Result<Self, WorldError> {
         let mut assets = Self {
             materials: BTreeMap::new(),
             bases: BTreeMap::new(),
+            analysis: (scene.world.modes, scene.world.element),
         };
+        let previous = previous.filter(|p| p.analysis == assets.analysis);
         for spec in &scene.bodies {
             let material = Arc::new(
                 library
@@ -142,6 +164,16 @@ impl SceneAssets {
             };
             let key = (mesh.clone(), spec.material.clone());
             if assets.bases.contains_key(&key) {
+                continue;
+            }
+            let kept = previous.and_then(|p| {
+                p.bases.iter().find_map(|((m, name), entry)| {
+                    (m == mesh && p.materials[name].elastic_hash() == material.elastic_hash())
+                        .then(|| entry.clone())
+                })
+            });
+            if let Some(entry) = kept {
+                assets.bases.insert(key, entry);
                 continue;
             }
             let mesh_error = |source| WorldError::Mesh {
