@@ -340,13 +340,16 @@ fn the_coupling_force_drops_after_the_break() {
         after < 0.5 * before,
         "force {before} N before the break, {after} N after"
     );
-    // The hammer goes through where the tile was.
+    // The hammer sinks below where the unbroken tile holds it (1 mm of
+    // the contact's give, `the_proxy_cannot_pass_an_unbroken_tile`); how
+    // far depends on the pieces (two halves on their pegs hold it as an
+    // arch would).
     let lowest = summary.proxy_trace[break_tick..]
         .iter()
         .map(|p| p[2])
         .fold(f64::MAX, f64::min);
     assert!(
-        lowest < 0.046 - 2e-3,
+        lowest < 0.046 - 1e-3,
         "the hammer stayed above z = {lowest}"
     );
 }
@@ -805,4 +808,107 @@ fn the_log_shows_the_scene_and_the_break_in_foxglove_schemas() {
     );
     // The session reader still reads the log.
     assert!(SessionReader::open(&log).unwrap().ticks().count() >= 2999);
+}
+
+/// A ball striking a plate that hovers just above its pegs, inside the
+/// sub-world: the plate meets its pegs a haptic step or two after the
+/// strike, at the speed the strike gave it. The report (one global step)
+/// hands the fracture engine those pegs as supports, measured from the
+/// plate's motion before the strike, as the global world's own step
+/// would; not as a second impact of infinite mass.
+#[test]
+fn a_struck_plate_meets_its_pegs_as_supports_in_the_sub_worlds_report() {
+    use tessera::world::{place_above, Extraction, SubWorld, SubWorldReport, SubWorldUpdate};
+    let scene = shipped("plates-study");
+    let impact_speed_m_s = scene.world.impact_speed_m_s;
+    let mut world = world_of(&scene);
+    let (ball, plate) = (
+        world.find("ball").unwrap(),
+        world.find("plate-left").unwrap(),
+    );
+    let pose = world.pose(plate).unwrap();
+    let lifted = nalgebra::Isometry3::from_parts(
+        (pose.translation.vector + Vector3::z() * 5e-4).into(),
+        pose.rotation,
+    );
+    world.set_state(plate, &lifted, &Vector3::zeros(), &Vector3::zeros());
+    place_above(&mut world, ball, plate, 2e-3);
+    let ball_pose = world.pose(ball).unwrap();
+    let down = Vector3::new(0.0, 0.0, -0.8);
+    world.set_state(ball, &ball_pose, &down, &Vector3::zeros());
+    let extraction = Extraction {
+        proxy: ball,
+        max_graph_bodies: 30,
+        max_bodies: 30,
+        max_added_per_sync: 30,
+        boundary_side_m: 0.3,
+        everything: false,
+    };
+    let mut update = SubWorldUpdate::default();
+    world.extract_sub_world(&extraction, &[], &[], &mut update);
+    let mut sub = SubWorld::new(world.settings(), 1e-3);
+    sub.apply(&update);
+    let mut report = SubWorldReport::default();
+    let (mut strike, mut pegs) = (0.0f64, Vec::new());
+    for _ in 0..3 {
+        for _ in 0..10 {
+            sub.step(ball, &Vector3::zeros(), &Vector3::zeros());
+        }
+        sub.report(&mut report);
+        for c in report.contacts.iter().filter(|c| c.body == plate) {
+            if c.other == Some(ball) {
+                strike = strike.max(c.approach_speed_m_s);
+            } else {
+                pegs.push(c.approach_speed_m_s);
+            }
+        }
+    }
+    assert!(strike > 0.5, "the ball struck the plate at {strike} m/s");
+    assert!(pegs.len() >= 4, "the plate met its pegs: {pegs:?}");
+    assert!(
+        pegs.iter().all(|&v| v < impact_speed_m_s),
+        "pegs approached at {pegs:?} m/s (impacts above {impact_speed_m_s})"
+    );
+}
+
+/// A plate taken into the sub-world through the boundary cube, touching
+/// nothing the proxy touches, comes with all its pegs, those outside the
+/// cube too: otherwise it falls through them in the sub-world.
+#[test]
+fn a_body_taken_into_the_sub_world_brings_its_supports() {
+    use tessera::world::{Extraction, SubWorldUpdate};
+    let scene = shipped("plates-study");
+    let mut world = world_of(&scene);
+    world.set_time_step(0.01);
+    for _ in 0..5 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+    }
+    let ball = world.find("ball").unwrap();
+    // Around the ball between the plates: the plates' inner edges and
+    // inner pegs (x = ±0.08 m) are in the cube, the outer pegs (±0.2 m)
+    // are not.
+    let extraction = Extraction {
+        proxy: ball,
+        max_graph_bodies: 30,
+        max_bodies: 30,
+        max_added_per_sync: 30,
+        boundary_side_m: 0.25,
+        everything: false,
+    };
+    let mut update = SubWorldUpdate::default();
+    world.extract_sub_world(&extraction, &[], &[], &mut update);
+    let names: Vec<&str> = update
+        .members
+        .iter()
+        .map(|&id| world.body(id).unwrap().name.as_str())
+        .collect();
+    for plate in ["plate-left", "plate-right"] {
+        assert!(names.contains(&plate), "{plate} in {names:?}");
+    }
+    for side in ["left", "right"] {
+        for i in 0..4 {
+            let peg = format!("peg-{side}#{i}");
+            assert!(names.contains(&peg.as_str()), "{peg} in {names:?}");
+        }
+    }
 }

@@ -39,11 +39,37 @@ fn rows(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The built-in materials with porcelain's weak points left out: the
+/// plates then differ by their level alone.
+fn without_weak_points(dir: &Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/materials.toml"),
+    )
+    .unwrap();
+    let (head, porcelain) = text.split_once("[porcelain]").unwrap();
+    let (body, rest) = porcelain.split_once("\n[").unwrap();
+    let body = body
+        .lines()
+        .map(|l| {
+            if l.starts_with("weak_point_density_per_m3") {
+                "weak_point_density_per_m3 = 0.0"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let path = dir.join("materials.toml");
+    std::fs::write(&path, format!("{head}[porcelain]{body}\n\n[{rest}")).unwrap();
+    path
+}
+
 #[test]
 fn the_same_seed_gives_the_same_csv_and_analyze_reads_it() {
     let dir = tempfile::tempdir().unwrap();
     let study = small_study(dir.path(), 1);
     let study = study.to_str().unwrap();
+    let materials = without_weak_points(dir.path());
     let model = "scripted:weber=0,lapse=0";
     for id in ["a", "b"] {
         ok(&tessera(
@@ -51,6 +77,8 @@ fn the_same_seed_gives_the_same_csv_and_analyze_reads_it() {
                 "study",
                 "run",
                 study,
+                "--materials",
+                materials.to_str().unwrap(),
                 "--participant",
                 id,
                 "--model",
@@ -85,7 +113,10 @@ fn the_same_seed_gives_the_same_csv_and_analyze_reads_it() {
         "participant,session,condition,trial,left_level,right_level,chosen_side,chosen_level,correct,response_time_s"
     ), "{header}");
     for row in rows(&dir.path().join("results/a/trials.csv")) {
-        assert!(row[8] == "0" || row[8] == "1", "{row:?}");
+        // With no noise, no lapses and plates that differ by their level
+        // alone, the model is always right, with force feedback and
+        // without.
+        assert_eq!(row[8], "1", "{row:?}");
         assert!(
             dir.path()
                 .join("results/a")

@@ -223,16 +223,30 @@ impl PathBuilder {
         let (t, p) = self.last();
         self.points.push((t + seconds, p));
     }
-    /// Appends a strike; returns when the hand passes the target.
+    /// Appends a strike that follows through half its lift below the
+    /// target; returns when the hand passes the target.
     fn strike(&mut self, target: Vector3<f64>, lift: f64, speed: f64) -> f64 {
+        self.strike_through(target, lift, 0.5 * lift, speed, REPOSITION_SPEED_M_S)
+    }
+    /// Appends a strike from `lift` above the target to `through` below
+    /// it and back up at `up_speed`; returns when the hand passes the
+    /// target.
+    fn strike_through(
+        &mut self,
+        target: Vector3<f64>,
+        lift: f64,
+        through: f64,
+        speed: f64,
+        up_speed: f64,
+    ) -> f64 {
         let above = target + Vector3::z() * lift;
         let (_, p) = self.last();
         self.move_to(above, (above - p).norm() / REPOSITION_SPEED_M_S);
         self.hold(AIM_PAUSE_S);
         let (aimed_s, _) = self.last();
-        let through = target - Vector3::z() * (0.5 * lift);
-        self.move_to(through, 1.5 * lift / speed);
-        self.move_to(above, 1.5 * lift / REPOSITION_SPEED_M_S);
+        let bottom = target - Vector3::z() * through;
+        self.move_to(bottom, (lift + through) / speed);
+        self.move_to(above, (lift + through) / up_speed);
         aimed_s + lift / speed
     }
 }
@@ -282,15 +296,19 @@ impl HandTrajectory {
     }
 
     /// Extends the path from its end (held until `from_s` if that is
-    /// later) with one strike of `target` at `speed_m_s`, as a script's
-    /// `strike` step; returns when the strike reaches the target and when
-    /// the path ends (s). Reserve room with [`reserve_strikes`](Self::reserve_strikes)
-    /// to extend without allocating.
+    /// later) with one strike of `target` at `speed_m_s`, from `lift_m`
+    /// above it to `through_m` below it and back up as fast (a script's
+    /// `strike` step goes half its lift through and lifts the hand at the
+    /// repositioning speed); returns when the strike reaches the target
+    /// and when the path ends (s). Reserve room with
+    /// [`reserve_strikes`](Self::reserve_strikes) to extend without
+    /// allocating.
     pub fn append_strike(
         &mut self,
         from_s: f64,
         target: Vector3<f64>,
         lift_m: f64,
+        through_m: f64,
         speed_m_s: f64,
     ) -> (f64, f64) {
         let mut path = PathBuilder {
@@ -300,9 +318,26 @@ impl HandTrajectory {
         if from_s > end {
             path.hold(from_s - end);
         }
-        let contact_s = path.strike(target, lift_m, speed_m_s);
+        let contact_s = path.strike_through(target, lift_m, through_m, speed_m_s, speed_m_s);
         self.points = path.points;
         (contact_s, self.duration_s())
+    }
+
+    /// Extends the path from its end (held until `from_s` if that is
+    /// later) with a move to `to` at the scripts' repositioning speed and
+    /// a hold of `hold_s`; returns when the path ends (s).
+    pub fn append_move(&mut self, from_s: f64, to: Vector3<f64>, hold_s: f64) -> f64 {
+        let mut path = PathBuilder {
+            points: std::mem::take(&mut self.points),
+        };
+        let (end, p) = path.last();
+        if from_s > end {
+            path.hold(from_s - end);
+        }
+        path.move_to(to, (to - p).norm() / REPOSITION_SPEED_M_S);
+        path.hold(hold_s);
+        self.points = path.points;
+        self.duration_s()
     }
 
     /// Room for `strikes` more strikes.

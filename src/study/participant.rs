@@ -7,10 +7,12 @@
 //! It is the [`Hand`] of the simulated arm, so it runs closed-loop inside
 //! the session: it feels the force the handle pushes it with, sees a plate
 //! break (a reaction time after the break), and decides its next strike
-//! from that. The remembered effort of the breaking strike is the peak
-//! felt force with force feedback, the strike speed without (the cue
-//! §5.2.2 says participants had then). Memory is noisy: each remembered
-//! effort is multiplied by 1 + σ·N(0, 1) with σ = weber / (√2 · z₀.₇₅), so
+//! from that. The remembered effort of the breaking strike is its speed
+//! without force feedback (the cue §5.2.2 says participants had then);
+//! with it, the speed and the peak felt force, §5.2.2's "other haptic
+//! cue", weighed equally in log space (Ernst & Banks 2002: two cues of
+//! equal Weber fraction): √(speed · force). Memory is noisy: each remembered
+//! cue is multiplied by 1 + σ·N(0, 1) with σ = weber / (√2 · z₀.₇₅), so
 //! that two efforts a Weber fraction apart are told apart 75 % of the time
 //! in 2-AFC; and with probability `lapse` the answer is a coin toss.
 //!
@@ -45,7 +47,8 @@ pub struct ModelParams {
     /// The fastest strike tried (m/s); a plate that does not break by then
     /// counts as the stronger.
     pub max_speed_m_s: f64,
-    /// Height above the plate a strike starts from (m).
+    /// Height above the plate the first strike starts from (m); faster
+    /// ones start higher ([`ModelParams::lift_for`]).
     pub lift_m: f64,
     /// From a break to the participant seeing it (s).
     pub reaction_s: f64,
@@ -139,6 +142,15 @@ impl ModelParams {
         (groups.min(5) as u8, confidence as u8)
     }
 
+    /// The height a strike at `speed_m_s` starts from: `lift_m` for the
+    /// first, and as many times higher as it is faster, so that every
+    /// downswing lasts as long (§5.2.4: participants "increase the height
+    /// of the ball and the velocity of impact"). The follow-through below
+    /// the plate stays `lift_m / 2`.
+    pub fn lift_for(&self, speed_m_s: f64) -> f64 {
+        self.lift_m * speed_m_s / self.start_speed_m_s
+    }
+
     /// Strikes a plate gets at most.
     pub fn max_strikes(&self) -> usize {
         ((self.max_speed_m_s / self.start_speed_m_s).ln() / self.step.ln()).floor() as usize + 1
@@ -164,6 +176,9 @@ enum Phase {
 pub struct ModelHand {
     params: ModelParams,
     force_feedback: bool,
+    /// Where the hand starts, and goes back to between the plates
+    /// (device frame, m).
+    start: Vector3<f64>,
     /// Where the ball touches each plate's centre (device frame, m).
     targets: [Vector3<f64>; 2],
     /// The plates in the order struck.
@@ -174,7 +189,7 @@ pub struct ModelHand {
     phase: Phase,
     /// Peak felt force of the current strike (N).
     peak_force_n: f64,
-    /// Remembered effort per plate; `INFINITY` for one that never broke.
+    /// Remembered effort per plate; `None` for one that never broke.
     effort: [Option<f64>; 2],
     rng: ChaCha8Rng,
     answer: Arc<AnswerSlot>,
@@ -190,13 +205,18 @@ pub struct ModelTrial {
     /// The path its hand followed.
     pub path: HandTrajectory,
     /// The remembered effort of the strike that broke each plate (left,
-    /// right): peak felt force (N) with force feedback, strike speed (m/s)
-    /// without; `None` for a plate that did not break.
+    /// right): strike speed (m/s) without force feedback, √(speed · peak
+    /// felt force) (√(m/s·N)) with it; `None` for a plate that did not
+    /// break.
     pub efforts: [Option<f64>; 2],
 }
 
 /// Seconds the hand holds still at the start (the safety layer's ramp).
 const SETTLE_S: f64 = 1.2;
+
+/// Seconds the hand holds above the plates between one plate and the
+/// other.
+const BETWEEN_PLATES_S: f64 = 0.5;
 
 impl ModelHand {
     /// A participant who starts at `start` (device frame), strikes
@@ -217,16 +237,19 @@ impl ModelHand {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let order = if rng.random::<bool>() { [0, 1] } else { [1, 0] };
         let mut path = HandTrajectory::from_samples([(0.0, start), (SETTLE_S, start)]);
-        path.reserve_strikes(2 * params.max_strikes() + 2);
+        // The move between the plates takes a strike's room.
+        path.reserve_strikes(2 * params.max_strikes() + 3);
         let (_, until_s) = path.append_strike(
             SETTLE_S,
             targets[order[0]],
-            params.lift_m,
+            params.lift_for(params.start_speed_m_s),
+            0.5 * params.lift_m,
             params.start_speed_m_s,
         );
         Self {
             params,
             force_feedback,
+            start,
             targets,
             order,
             watch,
@@ -322,9 +345,13 @@ impl Hand for ModelHand {
         let broke = self.broken_seen(plate, t);
         let faster = speed_m_s * self.params.step;
         if !broke && faster <= self.params.max_speed_m_s {
-            let (_, until_s) =
-                self.path
-                    .append_strike(t, self.targets[plate], self.params.lift_m, faster);
+            let (_, until_s) = self.path.append_strike(
+                t,
+                self.targets[plate],
+                self.params.lift_for(faster),
+                0.5 * self.params.lift_m,
+                faster,
+            );
             self.phase = Phase::Striking {
                 k,
                 speed_m_s: faster,
@@ -334,21 +361,32 @@ impl Hand for ModelHand {
             return;
         }
         self.effort[plate] = if broke {
-            let felt = if self.force_feedback {
-                self.peak_force_n
+            let speed = self.remember(speed_m_s);
+            Some(if self.force_feedback {
+                // Two cues of one strike with the same Weber fraction:
+                // weighted by their reliabilities (Ernst & Banks 2002),
+                // equally, in log space.
+                let force = self.remember(self.peak_force_n);
+                (speed * force).sqrt()
             } else {
-                speed_m_s
-            };
-            Some(self.remember(felt))
+                speed
+            })
         } else {
             None
         };
         if k == 0 {
             let next = self.order[1];
             let start = self.params.start_speed_m_s;
-            let (_, until_s) =
-                self.path
-                    .append_strike(t, self.targets[next], self.params.lift_m, start);
+            // Back above the plates first: a ball caught among the broken
+            // plate's pieces comes free before the hand swings over.
+            let rested_s = self.path.append_move(t, self.start, BETWEEN_PLATES_S);
+            let (_, until_s) = self.path.append_strike(
+                rested_s,
+                self.targets[next],
+                self.params.lift_for(start),
+                0.5 * self.params.lift_m,
+                start,
+            );
             self.phase = Phase::Striking {
                 k: 1,
                 speed_m_s: start,

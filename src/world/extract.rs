@@ -196,6 +196,22 @@ impl World {
             chosen.insert(id);
             kept += 1;
         }
+        // A member's static supports come with it: a body taken in through
+        // the cube (not through the graph, which adds the static bodies it
+        // meets) would otherwise fall through them in the sub-world, whose
+        // border impulses are only those of dynamic bodies outside.
+        for &(_, _, id) in &ranked {
+            if !chosen.contains(&id) {
+                continue;
+            }
+            neighbours.clear();
+            self.contact_neighbours(id, &mut neighbours);
+            for &n in &neighbours {
+                if self.body(n).is_some_and(|b| b.mass_kg.is_none()) {
+                    chosen.insert(n);
+                }
+            }
+        }
         tracing::debug!(
             candidates = ranked.len(),
             kept,

@@ -179,6 +179,13 @@ pub struct SubWorld {
     before: Vec<Kinematics>,
     /// Contacts on breakable members since the last report.
     contacts: Vec<BodyContact>,
+    /// A contact approaching faster than this is an impact (m/s).
+    impact_speed_m_s: f64,
+    /// Breakable members struck since the last report, with their
+    /// kinematics before the step that struck them.
+    struck: Vec<(BodyId, Kinematics)>,
+    /// Scratch: members struck in this step.
+    struck_now: Vec<BodyId>,
     /// The proxy, its summed wrench and the steps since the last report.
     proxy_wrench: Option<(BodyId, Vector3<f64>, Vector3<f64>)>,
     steps_since_report: u32,
@@ -217,6 +224,9 @@ impl SubWorld {
             global_dt_s: dt_s,
             before: Vec::new(),
             contacts: Vec::new(),
+            impact_speed_m_s: settings.impact_speed_m_s,
+            struck: Vec::with_capacity(8),
+            struck_now: Vec::with_capacity(8),
             proxy_wrench: None,
             steps_since_report: 0,
         }
@@ -416,10 +426,33 @@ impl SubWorld {
         let members = &self.members;
         let before = &self.before;
         let index = |id: BodyId| members.binary_search_by_key(&id, |m| m.id).ok();
-        let kinematics = |id: BodyId| index(id).map(|i| before[i]).unwrap_or_default();
+        // A report spans several haptic steps, the global step one. Within
+        // it, a struck body moves off and meets its supports a step later,
+        // at a speed the strike gave it: in one global step (and to the
+        // fracture engine, which computes the supports' reaction during
+        // the impact) that is a support loaded by the impact, not a second
+        // impact. So a struck body's later contacts of the report are
+        // measured from its motion before the strike.
+        let struck = &self.struck;
+        let kinematics = |id: BodyId| {
+            struck
+                .iter()
+                .find(|(s, _)| *s == id)
+                .map(|(_, k)| *k)
+                .or_else(|| index(id).map(|i| before[i]))
+                .unwrap_or_default()
+        };
         let wanted = |id: BodyId| index(id).is_some_and(|i| members[i].breakable);
         let contacts = &mut self.contacts;
+        let impact_speed_m_s = self.impact_speed_m_s;
+        let struck_now = &mut self.struck_now;
         solver_contacts(&self.physics, &self.units, &kinematics, &wanted, &mut |c| {
+            if c.approach_speed_m_s > impact_speed_m_s
+                && !struck.iter().any(|(s, _)| *s == c.body)
+                && !struck_now.contains(&c.body)
+            {
+                struck_now.push(c.body);
+            }
             match contacts
                 .iter_mut()
                 .find(|a| a.body == c.body && a.other == c.other)
@@ -436,6 +469,11 @@ impl SubWorld {
                 None => contacts.push(c),
             }
         });
+        for id in self.struck_now.drain(..) {
+            if let Some(i) = index(id) {
+                self.struck.push((id, self.before[i]));
+            }
+        }
     }
 
     /// Writes what the global world needs and starts a new cycle: member
@@ -447,6 +485,7 @@ impl SubWorld {
             out.proxy_wrench = Some((proxy, force / n, torque / n));
         }
         self.steps_since_report = 0;
+        self.struck.clear();
         for m in &self.members {
             if m.is_static {
                 continue;
