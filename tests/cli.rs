@@ -511,8 +511,8 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
     );
     assert_eq!(summary["syncs"]["total"], 450);
     assert_eq!(summary["syncs"]["late"], 0, "lockstep waits for every sync");
-    // The main job's point: the strikes break the tile (the second strike
-    // cracks it, the third, at about 1.6 m/s, breaks it before 4.5 s).
+    // The main job's point: the strikes break the tile (the first, at
+    // 2 m/s, splits it at about 2 s; the next ones break the pieces).
     let fractures = summary["fractures"].as_array().expect("fractures");
     let first = fractures.first().expect("the tile cracks");
     assert_eq!(first["body"], "tile", "{first}");

@@ -423,6 +423,65 @@ fn a_large_fragment_swaps_to_its_own_basis_whose_stresses_equal_a_direct_analysi
     }
 }
 
+/// A study's next trial changes a plate's strength, not its modes: its
+/// assets take the last trial's bases (`SceneAssets::load_with` with
+/// `previous`), analyse nothing again, and give the world that fresh
+/// assets give, at the new strength. A changed elastic constant is
+/// analysed again.
+#[test]
+fn bases_kept_from_the_last_trial_give_the_world_fresh_ones_give() {
+    let scene = Scene::load(&scene_path("tile-on-supports")).unwrap();
+    let builtin = MaterialLibrary::builtin();
+    let first = assets_of(&scene).unwrap();
+    let with_tile = |change: &dyn Fn(&mut tessera::config::Material)| {
+        let mut tile = builtin.get("ceramic-tile").unwrap().clone();
+        change(&mut tile);
+        let mut library = builtin.clone();
+        library.insert("ceramic-tile", tile).unwrap();
+        library
+    };
+    let analysed = std::cell::Cell::new(0);
+    let load_after_first = |library: &MaterialLibrary| {
+        analysed.set(0);
+        let assets = SceneAssets::load_with(
+            &scene,
+            library,
+            None,
+            threads(),
+            &|_| analysed.set(analysed.get() + 1),
+            &|path| std::fs::read(path),
+            Some(&first),
+        )
+        .unwrap();
+        (assets, analysed.get())
+    };
+    let weaker = with_tile(&|tile| tile.rankine_threshold_pa *= 0.5);
+    let (kept, analyses) = load_after_first(&weaker);
+    assert_eq!(analyses, 0, "only the strength changed");
+    let fresh = SceneAssets::load(&scene, &weaker, None, threads(), &|_| {}).unwrap();
+    let drop = |assets: &SceneAssets| {
+        let run = drop_run(
+            &scene,
+            assets,
+            0.3,
+            1,
+            None,
+            threads(),
+            &mut Counters::default(),
+        );
+        format!("{:?}", run.unwrap())
+    };
+    let at_first_strength = drop(&first);
+    assert_eq!(drop(&kept), drop(&fresh));
+    assert_ne!(
+        drop(&kept),
+        at_first_strength,
+        "the kept bases carry the new strength"
+    );
+    let stiffer = with_tile(&|tile| tile.youngs_modulus_pa *= 1.2);
+    assert_eq!(load_after_first(&stiffer).1, 1, "a new modulus: new modes");
+}
+
 #[test]
 fn same_scene_and_seed_give_identical_states() {
     let (scene, assets) = load("bricks");

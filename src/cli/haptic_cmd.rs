@@ -624,7 +624,7 @@ fn run_once(
         None => std::fs::read(path),
     };
     let (threads, _) = tessera::haptics::simulation_threads(false)?;
-    let (scene, assets) = prepare_scene(scene, config.count, &library, &threads, &read)?;
+    let (scene, assets) = prepare_scene(scene, config.count, &library, &threads, &read, None)?;
     let Some(mut haptic) = scene.haptic.clone() else {
         bail!(
             "{}: the scene has no [haptic] table (which body is the proxy)",

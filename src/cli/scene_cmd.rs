@@ -38,9 +38,14 @@ pub(super) fn load_scene(
     threads: &rayon::ThreadPool,
 ) -> anyhow::Result<(Scene, SceneAssets)> {
     let scene = Scene::load(&scene_path(scene)?)?;
-    prepare_scene(scene, count, &material_library(cli)?, threads, &|path| {
-        std::fs::read(path)
-    })
+    prepare_scene(
+        scene,
+        count,
+        &material_library(cli)?,
+        threads,
+        &|path| std::fs::read(path),
+        None,
+    )
 }
 
 /// A scene given by name or path: its path and text.
@@ -51,20 +56,9 @@ pub(super) fn scene_text(scene: &str) -> anyhow::Result<(PathBuf, String)> {
 }
 
 /// Sets the array count of a parsed scene and prepares its assets on
-/// `threads`, reading mesh files through `read`.
+/// `threads`, reading mesh files through `read` and reusing the bases of
+/// `previous` that fit ([`SceneAssets::load_with`]).
 pub(super) fn prepare_scene(
-    scene: Scene,
-    count: Option<usize>,
-    library: &MaterialLibrary,
-    threads: &rayon::ThreadPool,
-    read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
-) -> anyhow::Result<(Scene, SceneAssets)> {
-    prepare_scene_reusing(scene, count, library, threads, read, None)
-}
-
-/// As [`prepare_scene`], reusing the bases of `previous` that fit
-/// ([`SceneAssets::load_reusing`]).
-pub(super) fn prepare_scene_reusing(
     mut scene: Scene,
     count: Option<usize>,
     library: &MaterialLibrary,
@@ -77,7 +71,7 @@ pub(super) fn prepare_scene_reusing(
     }
     let cache = ModalCache::new(default_cache_dir());
     let bar = indicatif::ProgressBar::new_spinner();
-    let assets = SceneAssets::load_reusing(
+    let assets = SceneAssets::load_with(
         &scene,
         library,
         Some(&cache),

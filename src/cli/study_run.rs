@@ -18,7 +18,7 @@ use super::haptic_cmd::{
     open_hid, print_notice, profile_path, BodyMaterial, SessionConfig, Source, TrialSettings,
     STILL_HAND,
 };
-use super::scene_cmd::{prepare_scene_reusing, scene_text};
+use super::scene_cmd::{prepare_scene, scene_text};
 use super::study_person::Person;
 use super::{material_source, Cli, Stop};
 use anyhow::{bail, Context};
@@ -970,7 +970,7 @@ fn run_trial(
     trial.set_materials(&mut scene, &mut library)?;
     let mut haptic = inputs.haptic.clone();
     trial.set_haptic(&mut haptic);
-    let (scene, assets) = prepare_scene_reusing(
+    let (scene, assets) = prepare_scene(
         scene,
         None,
         &library,

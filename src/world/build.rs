@@ -107,30 +107,25 @@ impl SceneAssets {
         threads: &rayon::ThreadPool,
         on_analysis: &dyn Fn(&str),
     ) -> Result<Self, WorldError> {
-        Self::load_with(scene, library, cache, threads, on_analysis, &|path| {
-            std::fs::read(path)
-        })
+        Self::load_with(
+            scene,
+            library,
+            cache,
+            threads,
+            on_analysis,
+            &|path| std::fs::read(path),
+            None,
+        )
     }
 
     /// As [`SceneAssets::load`], reading mesh files through `read` (a
-    /// file's bytes by its resolved path) instead of from disk.
+    /// file's bytes by its resolved path) instead of from disk, and taking
+    /// from `previous` (assets of a scene with the same world settings)
+    /// the mesh and basis of every body whose mesh and elastic constants
+    /// are the same there: a study's trials change the plates' strength,
+    /// not their modes, and a basis kept keeps its static correction's
+    /// factor.
     pub fn load_with(
-        scene: &Scene,
-        library: &MaterialLibrary,
-        cache: Option<&ModalCache>,
-        threads: &rayon::ThreadPool,
-        on_analysis: &dyn Fn(&str),
-        read: &dyn Fn(&std::path::Path) -> std::io::Result<Vec<u8>>,
-    ) -> Result<Self, WorldError> {
-        Self::load_reusing(scene, library, cache, threads, on_analysis, read, None)
-    }
-
-    /// As [`SceneAssets::load_with`], taking from `previous` (assets of a
-    /// scene with the same world settings) the mesh and basis of every
-    /// body whose mesh and elastic constants are the same there: a study's
-    /// trials change the plates' strength, not their modes, and a basis
-    /// kept keeps its static correction's factor.
-    pub fn load_reusing(
         scene: &Scene,
         library: &MaterialLibrary,
         cache: Option<&ModalCache>,
