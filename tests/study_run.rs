@@ -199,6 +199,54 @@ fn the_same_seed_gives_the_same_csv_and_analyze_reads_it() {
     }
 }
 
+/// The whole shipped study (both conditions, 30 trials each) with the
+/// default model, whose noise is fitted to §5.2's answers: it finishes,
+/// and, as §5.2's participants were (Table 5.3), the model is right more
+/// often on w1 vs w3 than on either adjacent pair.
+#[test]
+fn the_whole_study_finishes_and_the_widest_pair_is_told_apart_most_often() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&tessera(
+        &[
+            "study",
+            "run",
+            "plate-weakness",
+            "--participant",
+            "m",
+            "--model",
+            "scripted",
+        ],
+        dir.path(),
+    ));
+    let rows = csv_rows(&dir.path().join("results/m/trials.csv"));
+    assert_eq!(rows.len(), 60);
+    for condition in ["force-feedback", "no-force-feedback"] {
+        let trials = rows.iter().filter(|r| r["condition"] == condition);
+        assert_eq!(trials.count(), 30, "{condition}");
+    }
+    // Correct answers and trials per pair, both conditions together.
+    let share = |pair: [&str; 2]| {
+        let trials: Vec<_> = rows
+            .iter()
+            .filter(|r| {
+                let mut levels = [r["left_level"].as_str(), r["right_level"].as_str()];
+                levels.sort_unstable();
+                levels == pair
+            })
+            .collect();
+        let correct = trials.iter().filter(|r| r["correct"] == "1").count();
+        (correct, trials.len())
+    };
+    let widest = share(["1", "3"]);
+    for adjacent in [share(["1", "2"]), share(["2", "3"])] {
+        assert_eq!((widest.1, adjacent.1), (20, 20));
+        assert!(
+            widest.0 > adjacent.0,
+            "w1 vs w3 {widest:?}, an adjacent pair {adjacent:?}"
+        );
+    }
+}
+
 #[test]
 fn a_killed_study_resumes_with_no_trial_lost_or_repeated() {
     let dir = tempfile::tempdir().unwrap();
