@@ -232,8 +232,7 @@ pub fn lowest_modes(
 
     let t = Instant::now();
     let shifted = shifted_matrix(stiffness, lumped_mass, sigma);
-    let llt = CholeskyFactor::new(&shifted, par)
-        .ok_or(EigenError::NotPositiveDefinite { shift: sigma })?;
+    let llt = CholeskyFactor::new(&shifted, par, sigma)?;
     stats.factorization_s = t.elapsed().as_secs_f64();
     stats.factor_nnz = llt.values.len();
     drop(shifted);
@@ -420,18 +419,33 @@ pub(super) struct CholeskyFactor {
 }
 
 impl CholeskyFactor {
-    /// `None` when the matrix is not positive definite.
-    pub(super) fn new(matrix: &SparseMatrix, par: Par) -> Option<Self> {
+    /// The factor of `matrix` (`K − σM` for the shift σ = `shift`, which
+    /// errors name). The factor's size is known once its structure is
+    /// (the symbolic factorisation) and is checked against the memory
+    /// budget before its values are allocated: it is the largest part of
+    /// a modal analysis, far above the mesh and the Krylov basis.
+    pub(super) fn new(matrix: &SparseMatrix, par: Par, shift: f64) -> Result<Self, EigenError> {
+        let not_positive_definite = || EigenError::NotPositiveDefinite { shift };
         let symbolic = factorize_symbolic_cholesky(
             matrix.symbolic(),
             Side::Lower,
             Default::default(),
             Default::default(),
         )
-        .ok()?;
+        .map_err(|_| not_positive_definite())?;
+        let scratch = symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default());
+        crate::limits::check_memory(
+            || {
+                format!(
+                    "the Cholesky factor of K − σM ({} nonzeros for {} DOFs)",
+                    symbolic.len_val(),
+                    matrix.nrows()
+                )
+            },
+            symbolic.len_val() as f64 * 8.0 + scratch.unaligned_bytes_required() as f64,
+        )?;
         let mut values = vec![0.0; symbolic.len_val()];
-        let mut mem =
-            MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
+        let mut mem = MemBuffer::new(scratch);
         symbolic
             .factorize_numeric_llt(
                 &mut values,
@@ -442,8 +456,8 @@ impl CholeskyFactor {
                 MemStack::new(&mut mem),
                 Default::default(),
             )
-            .ok()?;
-        Some(Self { symbolic, values })
+            .map_err(|_| not_positive_definite())?;
+        Ok(Self { symbolic, values })
     }
 
     pub(super) fn solve_scratch(&self, rhs_ncols: usize, par: Par) -> StackReq {

@@ -84,8 +84,7 @@ impl StaticCorrection {
             return Err(EigenError::BadMass(i));
         }
         let shifted = shifted_matrix(&stiffness, &mass, shift);
-        let factor = CholeskyFactor::new(&shifted, Par::rayon(0))
-            .ok_or(EigenError::NotPositiveDefinite { shift })?;
+        let factor = CholeskyFactor::new(&shifted, Par::rayon(0), shift)?;
         let sqrt_mass: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
         let rigid_y = rigid_basis(elastic.nodes(), &sqrt_mass);
         Ok(Self::from_factor(factor, shift, &mass, rigid_y.as_ref()))
