@@ -624,3 +624,100 @@ proptest::proptest! {
         proptest::prop_assert_eq!(ledger.total_j().unwrap().to_bits(), eager.to_bits());
     }
 }
+
+/// Cuts every edge that crosses one of `planes` (each an axis and a
+/// coordinate on it) where it crosses the first of them.
+fn cut_along_planes(mesh: &TetMesh, state: &mut FractureState, planes: &[(usize, f64)]) {
+    let nodes = mesh.nodes();
+    let cuts: Vec<(usize, f64)> = mesh
+        .topology()
+        .edges
+        .iter()
+        .enumerate()
+        .filter_map(|(e, &[a, b])| {
+            let (pa, pb) = (nodes[a as usize], nodes[b as usize]);
+            planes.iter().find_map(|&(axis, at)| {
+                let (sa, sb) = (pa[axis] - at, pb[axis] - at);
+                (sa * sb < 0.0).then(|| (e, sa / (sa - sb)))
+            })
+        })
+        .collect();
+    state.cut_edges(mesh, &cuts);
+}
+
+#[test]
+fn a_plate_cut_in_two_has_two_fragments_and_one_crack_across_it() {
+    let mesh = box_mesh([0.2, 0.2, 0.01], [20, 20, 2], None).unwrap();
+    let (lo, _) = mesh.bounds();
+    let mut state = FractureState::new(&mesh);
+    // Off the nodes (spaced 1 cm): every cut is a real one.
+    cut_along_planes(&mesh, &mut state, &[(0, lo.x + 0.0923)]);
+    let pieces = fragments(&mesh, &state, DENSITY);
+    let pattern = Pattern::of(&mesh, &state, &pieces);
+    assert!(rel(pattern.thickness_m, 0.01) < 1e-12, "{pattern:?}");
+    assert!(rel(pattern.area_m2, 0.04) < 1e-12, "{pattern:?}");
+    assert_eq!((pattern.fragments, pattern.gap_fragments), (2, 0));
+    let left = 0.0923 / 0.2;
+    assert!(rel(pattern.fragment_areas[0], 1.0 - left) < 1e-12);
+    assert!(rel(pattern.fragment_areas[1], left) < 1e-12);
+    // Across the whole width: 0.2 m, over √(0.04 m²).
+    assert_eq!(pattern.crack_lengths.len(), 1);
+    assert!(rel(pattern.crack_lengths[0], 1.0) < 1e-12, "{pattern:?}");
+    assert!(pattern.junction_degrees.is_empty());
+}
+
+#[test]
+fn a_plate_cut_in_quarters_has_four_cracks_meeting_at_one_junction() {
+    let mesh = box_mesh([0.2, 0.2, 0.01], [20, 20, 2], None).unwrap();
+    let (lo, _) = mesh.bounds();
+    let (a, b) = (0.0923, 0.1137);
+    let mut state = FractureState::new(&mesh);
+    cut_along_planes(&mesh, &mut state, &[(0, lo.x + a), (1, lo.y + b)]);
+    let pieces = fragments(&mesh, &state, DENSITY);
+    let pattern = Pattern::of(&mesh, &state, &pieces);
+    assert_eq!(pattern.fragments, 4, "{pattern:?}");
+    assert_eq!(pattern.junction_degrees, vec![4], "{pattern:?}");
+    // The gaps at the junction hold a few tets' worth of volume (one tet is
+    // 2·10⁻⁴ of the plate).
+    let (x, y) = (a / 0.2, b / 0.2);
+    let mut areas = [x * y, x * (1.0 - y), (1.0 - x) * y, (1.0 - x) * (1.0 - y)];
+    areas.sort_by(|p, q| q.total_cmp(p));
+    for (got, want) in pattern.fragment_areas.iter().zip(areas) {
+        assert!((got - want).abs() < 2e-3, "{got} against {want}");
+    }
+    let gaps: f64 = pieces
+        .iter()
+        .filter(|f| f.is_gap)
+        .map(|f| f.volume_m3)
+        .sum();
+    let total: f64 = pattern.fragment_areas.iter().sum::<f64>() + gaps / mesh.volume();
+    assert!(rel(total, 1.0) < 1e-12, "{total}");
+    // Each crack runs from the junction to the plate's edge; the tets at
+    // the junction (within an element's diagonal of it) are left out.
+    let mut lengths = [b, 0.2 - b, a, 0.2 - a].map(|l| l / 0.2);
+    lengths.sort_by(|p, q| q.total_cmp(p));
+    let element_diagonal = 0.01 * 2f64.sqrt() / 0.2;
+    assert_eq!(pattern.crack_lengths.len(), 4, "{pattern:?}");
+    for (got, want) in pattern.crack_lengths.iter().zip(lengths) {
+        assert!(
+            *got <= want + 1e-12 && *got >= want - element_diagonal,
+            "{got} against {want}"
+        );
+    }
+    // Eq. (5.1): zero from itself, and the halves' distance term by term.
+    let weights = PatternWeights::default();
+    assert_eq!(pattern.distance(&pattern, &weights).total, 0.0);
+    let mut halves = FractureState::new(&mesh);
+    cut_along_planes(&mesh, &mut halves, &[(0, lo.x + a)]);
+    let halves = Pattern::of(&mesh, &halves, &fragments(&mesh, &halves, DENSITY));
+    let d = pattern.distance(&halves, &weights);
+    assert_eq!(d, halves.distance(&pattern, &weights), "symmetric");
+    assert!(
+        rel(
+            d.fragments,
+            emd_1d(&pattern.fragment_areas, &halves.fragment_areas)
+        ) < 1e-15
+    );
+    assert_eq!(d.junctions, 1.0);
+    assert!(rel(d.total, 3.0 * d.fragments + d.cracks + 1.0) < 1e-15);
+}

@@ -10,8 +10,8 @@ use tessera::device::{
     ControlMode, Device, DeviceCommand, HandScript, HandTrajectory, SimulatedArm,
 };
 use tessera::haptics::{
-    serve, CouplingGains, Integration, Motion, ProxyState, Scaling, ServeInputs, ServerOptions,
-    Summary, VirtualCoupling, Wrench,
+    serve, CouplingGains, DeviceKeeper, Integration, KeeperError, Motion, ProxyState, Scaling,
+    ServeInputs, ServerOptions, Summary, VirtualCoupling, Wrench,
 };
 use tessera::session::{Recorder, SessionReader};
 use tessera::world::{Counters, SceneAssets, StepInputs, World};
@@ -673,6 +673,106 @@ fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
     assert!(events.contains(&"device_restored".to_owned()), "{events:?}");
 }
 
+/// A real-time session of `scene` on `device`, of `seconds`.
+fn realtime_session(scene: &Scene, device: Box<dyn Device>, seconds: f64) -> Summary {
+    serve(ServeInputs {
+        world: world_of(scene),
+        threads: rayon::ThreadPoolBuilder::new().build().unwrap(),
+        haptic: scene.haptic.clone().unwrap(),
+        scene_name: "cube-push".into(),
+        device,
+        device_name: "kept".into(),
+        hand: None,
+        recorder: None,
+        options: ServerOptions {
+            seconds,
+            realtime: false,
+            ..ServerOptions::default()
+        },
+        stop: None,
+        on_notice: None,
+        view: None,
+        controls: None,
+        watch: None,
+    })
+    .expect("session runs")
+}
+
+#[test]
+fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() {
+    let scene = shipped("cube-push");
+    let hand_text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/hands/push.toml"),
+    )
+    .expect("push hand");
+    let hand = HandScript::parse(&hand_text, "push").unwrap().trajectory();
+    let sent = SentForces::default();
+    let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let device = FlakyDevice {
+        arm: SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand),
+        spec: tessera::device::DeviceSpec {
+            control: ControlMode::Impedance,
+            ..sim_arm_spec()
+        },
+        lost_s: (f64::NAN, f64::NAN),
+        sent: sent.clone(),
+        released: released.clone(),
+    };
+    let keeper = DeviceKeeper::keep(Box::new(device)).expect("kept");
+    let count = || sent.lock().unwrap().len();
+    let mut boundaries = Vec::new();
+    for _ in 0..2 {
+        // Between sessions (and before the first) the keeper commands the
+        // device: wait until it has, whatever the machine's load.
+        let before = count();
+        let waited = std::time::Instant::now();
+        while count() < before + 20 && waited.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let idle = sent.lock().unwrap()[before..].to_vec();
+        assert!(idle.len() >= 20, "{} commands between sessions", idle.len());
+        for (t, f) in &idle {
+            assert_eq!(f.norm(), 0.0, "force {f:?} at {t} s between sessions");
+        }
+        boundaries.push(count());
+        let lent = keeper.lend().expect("lent");
+        assert!(
+            matches!(keeper.lend(), Err(KeeperError::AlreadyLent)),
+            "one session at a time"
+        );
+        let summary = realtime_session(&scene, Box::new(lent), 0.3);
+        assert!(
+            summary.haptic.ticks >= 290,
+            "{} ticks",
+            summary.haptic.ticks
+        );
+        assert!(
+            !released.load(std::sync::atomic::Ordering::SeqCst),
+            "a session's end does not release a kept device"
+        );
+    }
+    let gap_s = keeper.take_longest_gap_s();
+    assert!(gap_s > 0.0 && gap_s.is_finite(), "{gap_s}");
+    drop(keeper);
+    assert!(
+        released.load(std::sync::atomic::Ordering::SeqCst),
+        "released when the keeper ends"
+    );
+    let sent = sent.lock().unwrap();
+    // The device sees one clock for the whole run, though each session's
+    // starts at 0.
+    for pair in sent.windows(2) {
+        assert!(pair[1].0 >= pair[0].0, "the clock went back: {pair:?}");
+    }
+    let second = boundaries[1];
+    assert!(
+        sent[second].0 > 0.3,
+        "the second session's first command at {} s on the device's clock",
+        sent[second].0
+    );
+    assert_eq!(sent.last().unwrap().1.norm(), 0.0, "left at rest");
+}
+
 /// The keys the published Foxglove JSON schemas (`@foxglove/schemas`
 /// 2.1.0, `jsonschema/`) require of each object.
 const SCENE_UPDATE_KEYS: [&str; 2] = ["deletions", "entities"];
@@ -816,9 +916,22 @@ fn the_log_shows_the_scene_and_the_break_in_foxglove_schemas() {
 /// hands the fracture engine those pegs as supports, measured from the
 /// plate's motion before the strike, as the global world's own step
 /// would; not as a second impact of infinite mass.
+/// Takes every body within the cube of side `side_m` around `proxy` in
+/// one synchronisation.
+fn extraction_around(proxy: tessera::world::BodyId, side_m: f64) -> tessera::world::Extraction {
+    tessera::world::Extraction {
+        proxy,
+        max_graph_bodies: 30,
+        max_bodies: 30,
+        max_added_per_sync: 30,
+        boundary_side_m: side_m,
+        everything: false,
+    }
+}
+
 #[test]
 fn a_struck_plate_meets_its_pegs_as_supports_in_the_sub_worlds_report() {
-    use tessera::world::{place_above, Extraction, SubWorld, SubWorldReport, SubWorldUpdate};
+    use tessera::world::{place_above, SubWorld, SubWorldReport, SubWorldUpdate};
     let scene = shipped("plates-study");
     let impact_speed_m_s = scene.world.impact_speed_m_s;
     let mut world = world_of(&scene);
@@ -836,14 +949,7 @@ fn a_struck_plate_meets_its_pegs_as_supports_in_the_sub_worlds_report() {
     let ball_pose = world.pose(ball).unwrap();
     let down = Vector3::new(0.0, 0.0, -0.8);
     world.set_state(ball, &ball_pose, &down, &Vector3::zeros());
-    let extraction = Extraction {
-        proxy: ball,
-        max_graph_bodies: 30,
-        max_bodies: 30,
-        max_added_per_sync: 30,
-        boundary_side_m: 0.3,
-        everything: false,
-    };
+    let extraction = extraction_around(ball, 0.3);
     let mut update = SubWorldUpdate::default();
     world.extract_sub_world(&extraction, &[], &[], &mut update);
     let mut sub = SubWorld::new(world.settings(), 1e-3);
@@ -876,7 +982,7 @@ fn a_struck_plate_meets_its_pegs_as_supports_in_the_sub_worlds_report() {
 /// cube too: otherwise it falls through them in the sub-world.
 #[test]
 fn a_body_taken_into_the_sub_world_brings_its_supports() {
-    use tessera::world::{Extraction, SubWorldUpdate};
+    use tessera::world::SubWorldUpdate;
     let scene = shipped("plates-study");
     let mut world = world_of(&scene);
     world.set_time_step(0.01);
@@ -887,14 +993,7 @@ fn a_body_taken_into_the_sub_world_brings_its_supports() {
     // Around the ball between the plates: the plates' inner edges and
     // inner pegs (x = ±0.08 m) are in the cube, the outer pegs (±0.2 m)
     // are not.
-    let extraction = Extraction {
-        proxy: ball,
-        max_graph_bodies: 30,
-        max_bodies: 30,
-        max_added_per_sync: 30,
-        boundary_side_m: 0.25,
-        everything: false,
-    };
+    let extraction = extraction_around(ball, 0.25);
     let mut update = SubWorldUpdate::default();
     world.extract_sub_world(&extraction, &[], &[], &mut update);
     let names: Vec<&str> = update

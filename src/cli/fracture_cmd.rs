@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 use tessera::fracture::{
-    BreakableBody, ContactPoint, Counters, FractureSettings, Impactor, StaticLoad,
+    BreakableBody, ContactPoint, Counters, FractureSettings, Impactor, Pattern, StaticLoad,
 };
 use tessera::mesh::{write_obj, write_vtk, CellField, MeshSpec, NodeField};
 use tessera::modal::{analyse, default_cache_dir, ModalCache};
@@ -69,6 +69,11 @@ pub struct Args {
     /// fragment per node) into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write the fracture pattern's statistics (Glondu §5.1: fragment
+    /// areas, crack lengths, junctions) as JSON to FILE, for `tessera
+    /// pattern`.
+    #[arg(long, value_name = "FILE")]
+    pub pattern: Option<PathBuf>,
 }
 
 fn numbers<const N: usize>(text: &str, what: &str, spec: &str) -> anyhow::Result<[f64; N]> {
@@ -222,6 +227,11 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let fragments = body.fragments(&threads);
     let meshing = t.elapsed().as_secs_f64() * 1e3;
     let total = start.elapsed().as_secs_f64() * 1e3;
+    let pattern = Pattern::of(body.mesh(), body.state(), &fragments);
+    if let Some(path) = &args.pattern {
+        std::fs::write(path, serde_json::to_string_pretty(&pattern)?)
+            .with_context(|| format!("writing the pattern to {}", path.display()))?;
+    }
     let cracks: Vec<_> = outcomes
         .iter()
         .flat_map(|o| o.cracks.iter().cloned())
@@ -283,6 +293,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 tets: f.tets.len(),
             }).collect::<Vec<_>>(),
             "crack_area_m2": crack_area,
+            "pattern": pattern,
             "cracks": cracks,
             "events": outcomes.iter().map(|o| serde_json::json!({
                 "contact_duration_s": o.contact_duration_s,
@@ -325,6 +336,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             fragments.len(),
             crack_area
         );
+        println!("pattern: {}", super::pattern_cmd::summary(&pattern));
         for f in &fragments {
             println!(
                 "  fragment {:>4}{}: {:.3e} m³, {:.4} kg, {} triangles",

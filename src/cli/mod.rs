@@ -7,6 +7,7 @@ mod haptic_cmd;
 mod log_cmd;
 mod mesh_cmd;
 mod modes;
+mod pattern_cmd;
 mod scene_cmd;
 mod study_cmd;
 mod study_person;
@@ -55,6 +56,9 @@ enum Command {
     Mesh(mesh_cmd::Args),
     /// Applies impacts or held loads to a breakable body; reports cracks and fragments.
     Fracture(fracture_cmd::Args),
+    /// Compares two fracture patterns (`fracture --pattern`) by Glondu's
+    /// distance (eq. 5.1).
+    Pattern(pattern_cmd::Args),
     /// Lists HID devices present and the device profiles that match them.
     Devices(devices_cmd::Args),
     /// Session logs (MCAP).
@@ -101,6 +105,7 @@ pub fn main() -> ExitCode {
         Command::Modes(args) => done(modes::run(args, &cli)),
         Command::Mesh(args) => done(mesh_cmd::run(args)),
         Command::Fracture(args) => done(fracture_cmd::run(args, &cli)),
+        Command::Pattern(args) => done(pattern_cmd::run(args)),
         Command::Devices(args) => done(devices_cmd::run(args)),
         Command::Log(args) => done(log_cmd::run(args)),
         Command::Drop(args) => done(scene_cmd::drop(args, &cli)),

@@ -37,7 +37,8 @@ use tessera::device::{
 };
 use tessera::fracture::BasisWorker;
 use tessera::haptics::{
-    serve, BodyWatch, ServeInputs, ServerOptions, SessionControls, ViewFeed, HAPTIC_RATE_HZ,
+    serve, BodyWatch, DeviceKeeper, ServeInputs, ServerOptions, SessionControls, ViewFeed,
+    HAPTIC_RATE_HZ,
 };
 use tessera::session::Event;
 use tessera::session::Recorder;
@@ -158,11 +159,15 @@ struct SessionHaptics {
     /// Ticks that started over 1 ms late.
     late_over_1ms: u64,
     /// Wall time from a trial's start until its haptic session starts
-    /// (s): the world is built with the trial's plates and the device
-    /// opened. No force is rendered meanwhile (the device was released at
-    /// the last trial's end).
+    /// (s): the world is built with the trial's plates. No force is
+    /// rendered meanwhile: a HID device's keeper sends it the zero command
+    /// at the haptic rate, a simulated arm is built again.
     setup_s_mean: f64,
     setup_s_max: f64,
+    /// The longest time the HID device went without a command over the
+    /// session's trials and the resets before them (ms); `None` for the
+    /// simulated arm.
+    longest_device_gap_ms: Option<f64>,
 }
 
 impl SessionHaptics {
@@ -176,6 +181,11 @@ impl SessionHaptics {
         self.max_period_error_us = self.max_period_error_us.max(h.period_error_us.max);
         self.late_over_1ms += h.late_over_1ms;
         self.setup_s_max = self.setup_s_max.max(ran.setup_s);
+        if let Some(gap_s) = ran.device_gap_s {
+            let gap_ms = gap_s * 1e3;
+            self.longest_device_gap_ms =
+                Some(self.longest_device_gap_ms.map_or(gap_ms, |g| g.max(gap_ms)));
+        }
     }
 }
 
@@ -731,6 +741,11 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
                 haptics.setup_s_mean,
                 haptics.setup_s_max
             );
+            if let Some(gap_ms) = haptics.longest_device_gap_ms {
+                eprintln!(
+                    "session {session}: the device went at most {gap_ms:.1} ms without a command (trials and resets)"
+                );
+            }
         }
         summary.sessions.push(SessionSummary {
             session,
@@ -786,21 +801,23 @@ enum Participant {
     },
 }
 
-/// A person's device, opened for each trial.
+/// A person's device.
 enum PersonDevice {
-    /// The simulated arm following a hand script (a pilot at the desk).
+    /// The simulated arm following a hand script (a pilot at the desk),
+    /// built again for each trial: each trial's log replays its script
+    /// from the start.
     Sim(HandTrajectory),
-    /// A HID device: its profile's path and text.
+    /// A HID device, opened once for the run and commanded between trials
+    /// by its keeper.
     Hid {
-        path: PathBuf,
-        text: String,
-        wait: bool,
+        keeper: Box<DeviceKeeper>,
+        name: String,
+        deadman_button: Option<u8>,
     },
 }
 
-/// The device a person's run uses, checked before the first trial (a HID
-/// device is opened once, so that a missing one stops the run before the
-/// participant starts).
+/// The device a person's run uses, opened before the first trial, so that
+/// a missing one stops the run before the participant starts.
 fn person_device(args: &RunArgs, stop: &Stop) -> anyhow::Result<PersonDevice> {
     if args.device == "sim" {
         let (text, name) = match &args.hand {
@@ -830,11 +847,11 @@ fn person_device(args: &RunArgs, stop: &Stop) -> anyhow::Result<PersonDevice> {
     let path = profile_path(profile)?;
     let text =
         assets::read_text(&path).with_context(|| format!("device profile {}", path.display()))?;
-    drop(open_hid(&path, &text, args.wait_for_device, stop)?);
+    let opened = open_hid(&path, &text, args.wait_for_device, stop)?;
     Ok(PersonDevice::Hid {
-        path,
-        text,
-        wait: args.wait_for_device,
+        keeper: Box::new(DeviceKeeper::keep(opened.device)?),
+        name: opened.name,
+        deadman_button: opened.deadman_button,
     })
 }
 
@@ -876,6 +893,9 @@ struct TrialRun {
     model_efforts: [Option<f64>; 2],
     /// Wall time from the trial's start to its session's start (s).
     setup_s: f64,
+    /// The longest time a kept device went without a command since the
+    /// last trial ended (s).
+    device_gap_s: Option<f64>,
     haptic: tessera::haptics::LoopStats,
 }
 
@@ -1037,10 +1057,11 @@ fn run_trial(
                             None,
                         )
                     }
-                    PersonDevice::Hid { path, text, wait } => {
-                        let opened = open_hid(path, text, *wait, stop)?;
-                        (opened.device, opened.name, opened.deadman_button)
-                    }
+                    PersonDevice::Hid {
+                        keeper,
+                        name,
+                        deadman_button,
+                    } => (Box::new(keeper.lend()?), name.clone(), *deadman_button),
                 };
                 let device = AnswerButtons::new(inner, *buttons, Arc::clone(&answer));
                 (Box::new(device), name, deadman, false)
@@ -1158,6 +1179,13 @@ fn run_trial(
         simulated_s: summary.seconds,
         model_efforts: model.map_or([None; 2], |m| m.efforts),
         setup_s,
+        device_gap_s: match inputs.participant {
+            Participant::Person {
+                device: PersonDevice::Hid { keeper, .. },
+                ..
+            } => Some(keeper.take_longest_gap_s()),
+            _ => None,
+        },
         haptic: summary.haptic,
     })
 }

@@ -466,6 +466,13 @@ impl<D: Device> Safety<D> {
         &mut self.device
     }
 
+    /// The wrapped device, without the safety layer (which sends nothing
+    /// more: call [`Device::release`] or [`Safety::fail_safe`] first to
+    /// leave the device at rest).
+    pub fn into_inner(self) -> D {
+        self.device
+    }
+
     /// The device could not be read: send the zero command at once (no
     /// slew: zero is always safe) and ramp forces in again once it can.
     pub fn fail_safe(&mut self, now_s: f64) -> Result<(), DeviceError> {

@@ -12,6 +12,7 @@ mod hertz;
 mod impact;
 mod impact_stress;
 mod initiation;
+mod pattern;
 mod propagate;
 mod state;
 mod stress;
@@ -28,6 +29,7 @@ pub use hertz::{
 };
 pub use impact::{ContactPoint, Counters, FractureSettings, ImpactOutcome, Impactor, StaticLoad};
 pub use impact_stress::ImpactStress;
+pub use pattern::{emd_1d, Pattern, PatternDistance, PatternWeights};
 pub use propagate::{propagate, propagate_deferred, Crack, CrackScratch, CrackStop, EnergyBalance};
 pub use state::FractureState;
 pub use stress::{max_principal_stress, principal_direction};

@@ -8,6 +8,7 @@ mod controls;
 mod coupling;
 mod deadlines;
 mod haptic_loop;
+mod keeper;
 mod log_scene;
 mod realtime;
 mod scaling;
@@ -22,6 +23,7 @@ pub use controls::{Answer, ControlError, SessionControls, SPEED_RANGE};
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use deadlines::Deadlines;
 pub use haptic_loop::{LoopError, Notice};
+pub use keeper::{DeviceKeeper, KeeperError, KeptDevice};
 pub use realtime::{
     simulation_threads, CpuPin, HostSteal, ParseCpuPinError, PinError, RealtimeReport,
     SimulationRealtime, SIMULATION_PRIORITY,

@@ -305,6 +305,13 @@ impl SubWorld {
                 },
             );
         }
+        // Every member may be struck within one report: room for all of
+        // them now, so that the haptic steps never grow these lists.
+        let members = self.members.len();
+        self.struck
+            .reserve(members.saturating_sub(self.struck.len()));
+        self.struck_now
+            .reserve(members.saturating_sub(self.struck_now.len()));
         self.global_dt_s = update.global_dt_s.max(self.dt_s);
         self.friction_points.clear();
         for contact in &update.border {

@@ -1,0 +1,352 @@
+//! A device kept open and commanded across sessions.
+//!
+//! A study runs one haptic session per trial, and between two trials the
+//! next trial's world is built. A [`DeviceKeeper`] owns the device for the
+//! whole run: between sessions its thread reads the device and sends the
+//! safety layer's zero command at the haptic rate (no force, or an
+//! admittance device held where it is), so the device is opened once and
+//! never goes without commands while a world is built. A session borrows
+//! the device as a [`KeptDevice`], which takes it over from the keeper at
+//! its first read, not when it is lent: the keeper goes on commanding the
+//! device through the session's set-up, and the hand-over takes about
+//! [`HANDOVER_SLICE`].
+//!
+//! The device sees one clock for the whole run (the keeper's, seconds
+//! since it started); a session's clock, which starts at 0, is shifted
+//! onto it at the take-over, so a driver that dates reports or runs a
+//! watchdog on `now_s` never sees time go back. The keeper also measures
+//! the longest time the device went without a command
+//! ([`DeviceKeeper::take_longest_gap_s`]), over sessions and hand-overs
+//! alike.
+
+use super::deadlines::Deadlines;
+use super::server::HAPTIC_RATE_HZ;
+use crate::device::{
+    Device, DeviceCommand, DeviceError, DeviceSpec, DeviceState, Safety, SafetySettings,
+    SafetySettingsError,
+};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a session's first read waits for the keeper to hand the device
+/// over (the keeper looks every [`HANDOVER_SLICE`]); past it the read fails with
+/// [`DeviceError::Timeout`] and the next tick asks again.
+const TAKEOVER_WAIT: Duration = Duration::from_millis(5);
+
+/// How often the keeper looks for a session's request between ticks.
+const HANDOVER_SLICE: Duration = Duration::from_micros(100);
+
+/// No command yet.
+const NEVER: u64 = u64::MAX;
+
+/// The state the keeper and its borrowers share.
+struct Shared {
+    /// The device while it passes between the keeper and a session.
+    slot: Mutex<Option<Box<dyn Device>>>,
+    /// A session asked for the device (set by the session, cleared when it
+    /// gives the device back).
+    wanted: AtomicBool,
+    /// A [`KeptDevice`] exists.
+    lent: AtomicBool,
+    /// The keeper releases the device and ends.
+    stop: AtomicBool,
+    /// The keeper's clock: the device's `now_s` is seconds since this.
+    origin: Instant,
+    /// The device's clock at the last call, as `f64` bits.
+    device_time_bits: AtomicU64,
+    /// Nanoseconds since `origin` of the last command, or [`NEVER`].
+    last_command_ns: AtomicU64,
+    /// The longest time between two commands since the last
+    /// [`DeviceKeeper::take_longest_gap_s`] (ns).
+    longest_gap_ns: AtomicU64,
+    /// Ticks the keeper commanded the device, and the reads or commands
+    /// that failed meanwhile.
+    idle_ticks: AtomicU64,
+    idle_errors: AtomicU64,
+}
+
+impl Shared {
+    /// Records a command sent now.
+    fn commanded(&self) {
+        let now_ns = self.origin.elapsed().as_nanos() as u64;
+        let last = self.last_command_ns.swap(now_ns, Ordering::AcqRel);
+        if last != NEVER {
+            self.longest_gap_ns
+                .fetch_max(now_ns.saturating_sub(last), Ordering::AcqRel);
+        }
+    }
+
+    /// The device's clock for a call now from a caller at `caller_s`
+    /// shifted by `offset_s`, never behind its last call.
+    fn device_time(&self, caller_s: f64) -> f64 {
+        let last = f64::from_bits(self.device_time_bits.load(Ordering::Acquire));
+        let t = caller_s.max(last);
+        self.device_time_bits.store(t.to_bits(), Ordering::Release);
+        t
+    }
+
+    fn keeper_clock_s(&self) -> f64 {
+        self.origin.elapsed().as_secs_f64()
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn Device>>> {
+        // The slot only ever holds a device: a panic elsewhere cannot leave
+        // it half-written.
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What went wrong keeping a device.
+#[derive(Debug, thiserror::Error)]
+pub enum KeeperError {
+    /// The device spec fails the safety layer's validation.
+    #[error("the device cannot be kept: {0}")]
+    Safety(#[from] SafetySettingsError),
+    /// The keeper thread could not be started.
+    #[error("starting the device keeper thread: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// A session already holds the device.
+    #[error("the kept device is already lent to a session")]
+    AlreadyLent,
+}
+
+/// Owns a device across sessions and commands it between them (module
+/// docs). Dropping the keeper sends the zero command and releases the
+/// device.
+pub struct DeviceKeeper {
+    shared: Arc<Shared>,
+    spec: DeviceSpec,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl DeviceKeeper {
+    /// Starts commanding `device` (already open) at the haptic rate.
+    pub fn keep(device: Box<dyn Device>) -> Result<Self, KeeperError> {
+        let spec = device.spec().clone();
+        let safety = Safety::new(device, SafetySettings::for_spec(&spec))?;
+        let shared = Arc::new(Shared {
+            slot: Mutex::new(None),
+            wanted: AtomicBool::new(false),
+            lent: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            origin: Instant::now(),
+            device_time_bits: AtomicU64::new(0.0f64.to_bits()),
+            last_command_ns: AtomicU64::new(NEVER),
+            longest_gap_ns: AtomicU64::new(0),
+            idle_ticks: AtomicU64::new(0),
+            idle_errors: AtomicU64::new(0),
+        });
+        let thread = std::thread::Builder::new()
+            .name("tessera-keeper".into())
+            .spawn({
+                let shared = Arc::clone(&shared);
+                move || keep_commanding(safety, &shared)
+            })
+            .map_err(KeeperError::Spawn)?;
+        Ok(Self {
+            shared,
+            spec,
+            thread: Some(thread),
+        })
+    }
+
+    /// The device's spec.
+    pub fn spec(&self) -> &DeviceSpec {
+        &self.spec
+    }
+
+    /// The device for one session. The keeper commands it until the
+    /// session's first read; dropping or releasing the [`KeptDevice`] gives
+    /// it back. One session at a time.
+    pub fn lend(&self) -> Result<KeptDevice, KeeperError> {
+        if self.shared.lent.swap(true, Ordering::AcqRel) {
+            return Err(KeeperError::AlreadyLent);
+        }
+        Ok(KeptDevice {
+            shared: Arc::clone(&self.shared),
+            spec: self.spec.clone(),
+            inner: None,
+            offset_s: 0.0,
+        })
+    }
+
+    /// The longest time the device went without a command since the last
+    /// call (s), and starts the next measurement.
+    pub fn take_longest_gap_s(&self) -> f64 {
+        self.shared.longest_gap_ns.swap(0, Ordering::AcqRel) as f64 * 1e-9
+    }
+
+    /// Ticks the keeper commanded the device so far, and how many of its
+    /// reads or commands failed.
+    pub fn idle_ticks(&self) -> (u64, u64) {
+        (
+            self.shared.idle_ticks.load(Ordering::Acquire),
+            self.shared.idle_errors.load(Ordering::Acquire),
+        )
+    }
+}
+
+impl Drop for DeviceKeeper {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The keeper thread: commands the device while no session holds it.
+fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
+    let tick_s = 1.0 / HAPTIC_RATE_HZ;
+    let sleeper = spin_sleep::SpinSleeper::default();
+    let mut device = Some(safety);
+    let mut deadlines = Deadlines::new(Instant::now(), tick_s);
+    let mut tick = 0u64;
+    while !shared.stop.load(Ordering::Acquire) {
+        // Sleeps in slices, so that a session asking for the device gets it
+        // within a slice, not a whole tick.
+        let due = deadlines.due(tick);
+        loop {
+            let now = Instant::now();
+            let asked = device.is_some() && shared.wanted.load(Ordering::Acquire);
+            if now >= due || asked || shared.stop.load(Ordering::Acquire) {
+                break;
+            }
+            sleeper.sleep((due - now).min(HANDOVER_SLICE));
+        }
+        deadlines.started(tick, Instant::now());
+        tick += 1;
+        let wanted = shared.wanted.load(Ordering::Acquire);
+        match device.take() {
+            Some(held) if wanted => {
+                // The safety layer's state (its ramp, its watchdog) belongs
+                // to this keeper; the session brings its own.
+                *shared.slot() = Some(held.into_inner());
+            }
+            Some(mut held) => {
+                let now_s = shared.device_time(shared.keeper_clock_s());
+                let ok = held.read(now_s).and_then(|state| {
+                    let zero = held.filter().zero(&state);
+                    held.command(&zero, now_s)
+                });
+                shared.commanded();
+                shared.idle_ticks.fetch_add(1, Ordering::AcqRel);
+                if ok.is_err() {
+                    shared.idle_errors.fetch_add(1, Ordering::AcqRel);
+                }
+                device = Some(held);
+            }
+            None if !wanted => {
+                // Given back: take it again at once, with a fresh safety
+                // layer (the session's soft start does not carry over).
+                if let Some(back) = shared.slot().take() {
+                    let settings = SafetySettings::for_spec(back.spec());
+                    match Safety::new(back, settings) {
+                        Ok(held) => device = Some(held),
+                        // Validated when kept; the spec cannot change.
+                        Err(_) => return,
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    let back = device.or_else(|| {
+        let inner = shared.slot().take()?;
+        let settings = SafetySettings::for_spec(inner.spec());
+        Safety::new(inner, settings).ok()
+    });
+    if let Some(mut held) = back {
+        let now_s = shared.device_time(shared.keeper_clock_s());
+        let _ = held.release(now_s);
+    }
+}
+
+/// A kept device lent to one session (see [`DeviceKeeper::lend`]).
+pub struct KeptDevice {
+    shared: Arc<Shared>,
+    spec: DeviceSpec,
+    inner: Option<Box<dyn Device>>,
+    /// The session's clock + this = the device's clock.
+    offset_s: f64,
+}
+
+impl KeptDevice {
+    /// Takes the device over from the keeper at the first call: waits up
+    /// to [`TAKEOVER_WAIT`] for the keeper's next tick.
+    fn take_over(&mut self, now_s: f64) -> Result<(), DeviceError> {
+        if self.inner.is_some() {
+            return Ok(());
+        }
+        self.shared.wanted.store(true, Ordering::Release);
+        let asked = Instant::now();
+        loop {
+            let taken = match self.shared.slot.try_lock() {
+                Ok(mut slot) => slot.take(),
+                Err(TryLockError::Poisoned(p)) => p.into_inner().take(),
+                Err(TryLockError::WouldBlock) => None,
+            };
+            if let Some(device) = taken {
+                self.offset_s = self.shared.keeper_clock_s() - now_s;
+                self.inner = Some(device);
+                return Ok(());
+            }
+            if asked.elapsed() >= TAKEOVER_WAIT {
+                return Err(DeviceError::Timeout(TAKEOVER_WAIT));
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+
+    /// Gives the device back to the keeper (which commands it again from
+    /// its next tick).
+    fn give_back(&mut self) {
+        if let Some(device) = self.inner.take() {
+            *self.shared.slot() = Some(device);
+        }
+        self.shared.wanted.store(false, Ordering::Release);
+    }
+}
+
+impl Device for KeptDevice {
+    fn spec(&self) -> &DeviceSpec {
+        &self.spec
+    }
+
+    fn read(&mut self, now_s: f64) -> Result<DeviceState, DeviceError> {
+        self.take_over(now_s)?;
+        let t = self.shared.device_time(now_s + self.offset_s);
+        match self.inner.as_mut() {
+            Some(device) => device.read(t),
+            None => Err(DeviceError::Disconnected),
+        }
+    }
+
+    fn command(&mut self, command: &DeviceCommand, now_s: f64) -> Result<(), DeviceError> {
+        self.take_over(now_s)?;
+        let t = self.shared.device_time(now_s + self.offset_s);
+        let sent = match self.inner.as_mut() {
+            Some(device) => device.command(command, t),
+            None => Err(DeviceError::Disconnected),
+        };
+        self.shared.commanded();
+        sent
+    }
+
+    /// Hands the device back to the keeper instead of disabling it (the
+    /// safety layer has sent the zero command): the keeper releases it
+    /// when the run ends.
+    fn release(&mut self, _now_s: f64) -> Result<(), DeviceError> {
+        self.give_back();
+        Ok(())
+    }
+}
+
+impl Drop for KeptDevice {
+    fn drop(&mut self) {
+        self.give_back();
+        self.shared.lent.store(false, Ordering::Release);
+    }
+}
