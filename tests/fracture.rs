@@ -625,9 +625,25 @@ proptest::proptest! {
     }
 }
 
-/// Cuts every edge that crosses one of `planes` (each an axis and a
-/// coordinate on it) where it crosses the first of them.
-fn cut_along_planes(mesh: &TetMesh, state: &mut FractureState, planes: &[(usize, f64)]) {
+/// A plane `axis = at`; where `only_beyond` is `(axis2, from)`, only the
+/// half of it where `axis2 > from`.
+struct Plane {
+    axis: usize,
+    at: f64,
+    only_beyond: Option<(usize, f64)>,
+}
+
+fn plane(axis: usize, at: f64) -> Plane {
+    Plane {
+        axis,
+        at,
+        only_beyond: None,
+    }
+}
+
+/// Cuts every edge that crosses one of `planes` where it crosses the first
+/// of them.
+fn cut_along_planes(mesh: &TetMesh, state: &mut FractureState, planes: &[Plane]) {
     let nodes = mesh.nodes();
     let cuts: Vec<(usize, f64)> = mesh
         .topology()
@@ -636,9 +652,12 @@ fn cut_along_planes(mesh: &TetMesh, state: &mut FractureState, planes: &[(usize,
         .enumerate()
         .filter_map(|(e, &[a, b])| {
             let (pa, pb) = (nodes[a as usize], nodes[b as usize]);
-            planes.iter().find_map(|&(axis, at)| {
-                let (sa, sb) = (pa[axis] - at, pb[axis] - at);
-                (sa * sb < 0.0).then(|| (e, sa / (sa - sb)))
+            planes.iter().find_map(|plane| {
+                let beyond = plane
+                    .only_beyond
+                    .is_none_or(|(axis, from)| pa[axis] > from && pb[axis] > from);
+                let (sa, sb) = (pa[plane.axis] - plane.at, pb[plane.axis] - plane.at);
+                (beyond && sa * sb < 0.0).then(|| (e, sa / (sa - sb)))
             })
         })
         .collect();
@@ -651,7 +670,7 @@ fn a_plate_cut_in_two_has_two_fragments_and_one_crack_across_it() {
     let (lo, _) = mesh.bounds();
     let mut state = FractureState::new(&mesh);
     // Off the nodes (spaced 1 cm): every cut is a real one.
-    cut_along_planes(&mesh, &mut state, &[(0, lo.x + 0.0923)]);
+    cut_along_planes(&mesh, &mut state, &[plane(0, lo.x + 0.0923)]);
     let pieces = fragments(&mesh, &state, DENSITY);
     let pattern = Pattern::of(&mesh, &state, &pieces);
     assert!(rel(pattern.thickness_m, 0.01) < 1e-12, "{pattern:?}");
@@ -664,6 +683,7 @@ fn a_plate_cut_in_two_has_two_fragments_and_one_crack_across_it() {
     assert_eq!(pattern.crack_lengths.len(), 1);
     assert!(rel(pattern.crack_lengths[0], 1.0) < 1e-12, "{pattern:?}");
     assert!(pattern.junction_degrees.is_empty());
+    assert!(pattern.junction_angles_deg.is_empty());
 }
 
 #[test]
@@ -672,11 +692,15 @@ fn a_plate_cut_in_quarters_has_four_cracks_meeting_at_one_junction() {
     let (lo, _) = mesh.bounds();
     let (a, b) = (0.0923, 0.1137);
     let mut state = FractureState::new(&mesh);
-    cut_along_planes(&mesh, &mut state, &[(0, lo.x + a), (1, lo.y + b)]);
+    cut_along_planes(&mesh, &mut state, &[plane(0, lo.x + a), plane(1, lo.y + b)]);
     let pieces = fragments(&mesh, &state, DENSITY);
     let pattern = Pattern::of(&mesh, &state, &pieces);
     assert_eq!(pattern.fragments, 4, "{pattern:?}");
     assert_eq!(pattern.junction_degrees, vec![4], "{pattern:?}");
+    assert_eq!(pattern.junction_angles_deg.len(), 4, "{pattern:?}");
+    for angle in &pattern.junction_angles_deg {
+        assert!((angle - 90.0).abs() < 1e-6, "{pattern:?}");
+    }
     // The gaps at the junction hold a few tets' worth of volume (one tet is
     // 2·10⁻⁴ of the plate).
     let (x, y) = (a / 0.2, b / 0.2);
@@ -708,7 +732,7 @@ fn a_plate_cut_in_quarters_has_four_cracks_meeting_at_one_junction() {
     let weights = PatternWeights::default();
     assert_eq!(pattern.distance(&pattern, &weights).total, 0.0);
     let mut halves = FractureState::new(&mesh);
-    cut_along_planes(&mesh, &mut halves, &[(0, lo.x + a)]);
+    cut_along_planes(&mesh, &mut halves, &[plane(0, lo.x + a)]);
     let halves = Pattern::of(&mesh, &halves, &fragments(&mesh, &halves, DENSITY));
     let d = pattern.distance(&halves, &weights);
     assert_eq!(d, halves.distance(&pattern, &weights), "symmetric");
@@ -720,4 +744,28 @@ fn a_plate_cut_in_quarters_has_four_cracks_meeting_at_one_junction() {
     );
     assert_eq!(d.junctions, 1.0);
     assert!(rel(d.total, 3.0 * d.fragments + d.cracks + 1.0) < 1e-15);
+}
+
+#[test]
+fn a_crack_ending_on_another_makes_a_t_junction_of_180_90_and_90_degrees() {
+    let mesh = box_mesh([0.2, 0.2, 0.01], [20, 20, 2], None).unwrap();
+    let (lo, _) = mesh.bounds();
+    let (a, b) = (lo.x + 0.0923, lo.y + 0.1137);
+    let mut state = FractureState::new(&mesh);
+    let half = Plane {
+        axis: 1,
+        at: b,
+        only_beyond: Some((0, a)),
+    };
+    cut_along_planes(&mesh, &mut state, &[plane(0, a), half]);
+    let pieces = fragments(&mesh, &state, DENSITY);
+    let pattern = Pattern::of(&mesh, &state, &pieces);
+    assert_eq!(pattern.fragments, 3, "{pattern:?}");
+    assert_eq!(pattern.crack_lengths.len(), 3, "{pattern:?}");
+    assert_eq!(pattern.junction_degrees, vec![3], "{pattern:?}");
+    let angles = &pattern.junction_angles_deg;
+    assert_eq!(angles.len(), 3, "{pattern:?}");
+    for (got, want) in angles.iter().zip([90.0, 90.0, 180.0]) {
+        assert!((got - want).abs() < 1e-6, "{angles:?}");
+    }
 }

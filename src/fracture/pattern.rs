@@ -1,6 +1,7 @@
 //! Fracture pattern statistics of a broken plate (Glondu 2012 §5.1.1):
 //! the fragments and their areas (S1), the cracks and their lengths (S2),
-//! the junctions (S3), and the distance between two patterns of eq. (5.1).
+//! the junctions, their density and angles (S3), and the distance between
+//! two patterns of eq. (5.1).
 //!
 //! Glondu measures these on images of broken plates, lengths in the
 //! plate's plane, and normalises them: fragment areas by the total area,
@@ -18,7 +19,9 @@
 //! - A junction is a group of tets, connected through shared nodes, whose
 //!   nodes lie in three fragments or more: where cracks meet. The crack
 //!   polygons inside them are left out of the lengths, which are therefore
-//!   short by at most an element per crack end.
+//!   short by at most an element per crack end. The angles between its
+//!   cracks are measured from each crack's pieces within a few elements of
+//!   it (the principal axis of their positions).
 
 use super::{FractureState, Fragment};
 use crate::mesh::{TetMesh, TET_EDGES};
@@ -45,6 +48,11 @@ pub struct Pattern {
     pub crack_lengths: Vec<f64>,
     /// How many fragments meet at each junction, most first (S3).
     pub junction_degrees: Vec<u32>,
+    /// The angles between neighbouring cracks around each junction, all
+    /// junctions together, smallest first (°; a junction's sum to 360).
+    /// A crack's direction is that of its pieces within three mean edge
+    /// lengths of the junction's centre.
+    pub junction_angles_deg: Vec<f64>,
 }
 
 impl Pattern {
@@ -52,7 +60,7 @@ impl Pattern {
     /// `fragments` ([`super::fragments`] of the same state).
     pub fn of(mesh: &TetMesh, state: &FractureState, fragments: &[Fragment]) -> Self {
         let volume_m3 = mesh.volume();
-        let thickness_m = thickness_m(mesh.nodes());
+        let (normal, thickness_m) = plate_normal(mesh.nodes());
         let area_m2 = volume_m3 / thickness_m;
         let mut fragment_areas: Vec<f64> = fragments
             .iter()
@@ -60,9 +68,10 @@ impl Pattern {
             .map(|f| f.volume_m3 / volume_m3)
             .collect();
         fragment_areas.sort_by(|a, b| b.total_cmp(a));
-        let (surfaces, junction_degrees) = cracks_and_junctions(mesh, state);
+        let cracks = cracks_and_junctions(mesh, state, &normal);
         let length_scale = thickness_m * area_m2.sqrt();
-        let mut crack_lengths: Vec<f64> = surfaces.values().map(|s| s / length_scale).collect();
+        let mut crack_lengths: Vec<f64> =
+            cracks.surfaces.values().map(|s| s / length_scale).collect();
         crack_lengths.sort_by(|a, b| b.total_cmp(a));
         Self {
             thickness_m,
@@ -71,7 +80,8 @@ impl Pattern {
             gap_fragments: fragments.len() - fragment_areas.len(),
             fragment_areas,
             crack_lengths,
-            junction_degrees,
+            junction_degrees: cracks.degrees,
+            junction_angles_deg: cracks.angles_deg,
         }
     }
 
@@ -172,8 +182,9 @@ pub fn emd_1d(a: &[f64], b: &[f64]) -> f64 {
     area
 }
 
-/// The extent of `nodes` along the direction in which they spread least.
-fn thickness_m(nodes: &[Point3<f64>]) -> f64 {
+/// The plate's normal (the direction in which `nodes` spread least) and
+/// their extent along it.
+fn plate_normal(nodes: &[Point3<f64>]) -> (Vector3<f64>, f64) {
     let n = nodes.len().max(1) as f64;
     let mean = nodes.iter().fold(Vector3::zeros(), |s, p| s + p.coords) / n;
     let covariance = nodes.iter().fold(Matrix3::zeros(), |s, p| {
@@ -189,19 +200,36 @@ fn thickness_m(nodes: &[Point3<f64>]) -> f64 {
         let h = p.coords.dot(&normal);
         (lo.min(h), hi.max(h))
     });
-    hi - lo
+    (normal, hi - lo)
 }
 
-/// The crack surface area between each pair of fragments (m²), and how
-/// many fragments meet at each junction, most first.
+/// Weights and in-plane positions (u, v) of a crack's pieces.
+type WeightedPoints = Vec<(f64, [f64; 2])>;
+
+/// One tet's part of the crack between two fragments.
+struct CrackPiece {
+    fragments: (u32, u32),
+    centroid_m: Point3<f64>,
+    area_m2: f64,
+}
+
+/// Cracks and junctions of a broken plate.
+struct CracksAndJunctions {
+    /// The crack surface between each pair of fragments (m²).
+    surfaces: BTreeMap<(u32, u32), f64>,
+    /// How many fragments meet at each junction, most first.
+    degrees: Vec<u32>,
+    /// The angles between neighbouring cracks around each junction (°).
+    angles_deg: Vec<f64>,
+}
+
 fn cracks_and_junctions(
     mesh: &TetMesh,
     state: &FractureState,
-) -> (BTreeMap<(u32, u32), f64>, Vec<u32>) {
-    let nodes = mesh.nodes();
-    let topology = mesh.topology();
+    normal: &Vector3<f64>,
+) -> CracksAndJunctions {
     let fragment_of = state.node_fragments();
-    let mut surfaces = BTreeMap::new();
+    let mut pieces = Vec::new();
     let mut junction_tets = Vec::new();
     for (t, tet) in mesh.tets().iter().enumerate() {
         let f = tet.map(|n| fragment_of[n as usize]);
@@ -210,37 +238,137 @@ fn cracks_and_junctions(
         distinct.dedup();
         match distinct.len() {
             1 => {}
-            2 => {
-                // The cut points of the edges between the two fragments, in
-                // order around the crack polygon: a triangle around a lone
-                // node, or a quad between two pairs.
-                let cut = |k: usize| {
-                    let e = topology.tet_edges[t][k] as usize;
-                    let [a, b] = topology.edges[e];
-                    let s = state.cut_position(e).unwrap_or(0.5);
-                    let (pa, pb) = (nodes[a as usize], nodes[b as usize]);
-                    pa + (pb - pa) * s
-                };
-                let separating: Vec<usize> = (0..6)
-                    .filter(|&k| f[TET_EDGES[k][0]] != f[TET_EDGES[k][1]])
-                    .collect();
-                let area = match separating.as_slice() {
-                    [k0, k1, k2] => {
-                        let (p0, p1, p2) = (cut(*k0), cut(*k1), cut(*k2));
-                        0.5 * (p1 - p0).cross(&(p2 - p0)).norm()
-                    }
-                    four => quad_area(four, &cut),
-                };
-                let key = (distinct[0], distinct[1]);
-                *surfaces.entry(key).or_insert(0.0) += area;
-            }
+            2 => pieces.push(crack_piece(mesh, state, t, &f, (distinct[0], distinct[1]))),
             _ => junction_tets.push(t),
         }
     }
-    (
+    let mut surfaces = BTreeMap::new();
+    for piece in &pieces {
+        *surfaces.entry(piece.fragments).or_insert(0.0) += piece.area_m2;
+    }
+    let junctions = junctions(mesh, fragment_of, &junction_tets);
+    let mut degrees: Vec<u32> = junctions.iter().map(|j| j.fragments.len() as u32).collect();
+    degrees.sort_unstable_by(|a, b| b.cmp(a));
+    // The cracks leave a junction in the directions of their pieces within
+    // a few elements of it (beyond the junction's own tets).
+    let radius_m = JUNCTION_RADIUS_EDGES * mesh.mean_edge_length();
+    let u = normal.cross(&Vector3::x());
+    let u = if u.norm() > 0.5 {
+        u.normalize()
+    } else {
+        normal.cross(&Vector3::y()).normalize()
+    };
+    let v = normal.cross(&u);
+    let mut angles_deg = Vec::new();
+    for junction in &junctions {
+        // Per crack: its pieces' weights and in-plane positions (u, v).
+        let mut near: BTreeMap<(u32, u32), WeightedPoints> = BTreeMap::new();
+        for piece in &pieces {
+            let (a, b) = piece.fragments;
+            let d = piece.centroid_m - junction.centre_m;
+            let d = d - normal * d.dot(normal);
+            if d.norm() <= radius_m
+                && junction.fragments.binary_search(&a).is_ok()
+                && junction.fragments.binary_search(&b).is_ok()
+            {
+                near.entry(piece.fragments)
+                    .or_default()
+                    .push((piece.area_m2, [d.dot(&u), d.dot(&v)]));
+            }
+        }
+        let mut around: Vec<f64> = near.values().filter_map(|p| direction(p)).collect();
+        if around.len() < 2 {
+            continue;
+        }
+        around.sort_by(f64::total_cmp);
+        let full_turn = std::f64::consts::TAU;
+        for (i, angle) in around.iter().enumerate() {
+            let next = around.get(i + 1).copied().unwrap_or(around[0] + full_turn);
+            angles_deg.push((next - angle).to_degrees());
+        }
+    }
+    angles_deg.sort_by(f64::total_cmp);
+    CracksAndJunctions {
         surfaces,
-        junction_degrees(mesh, fragment_of, &junction_tets),
-    )
+        degrees,
+        angles_deg,
+    }
+}
+
+/// The direction (angle in the plate's plane) in which a crack leaves a
+/// junction, from its pieces near it (weights and positions relative to
+/// the junction's centre): the principal axis of the weighted positions
+/// (a straight crack's pieces lie on it, wherever the junction's centre
+/// is), pointing away from the centre. `None` without weight.
+fn direction(pieces: &[(f64, [f64; 2])]) -> Option<f64> {
+    let w: f64 = pieces.iter().map(|(w, _)| w).sum();
+    if w <= 0.0 {
+        return None;
+    }
+    let mean = pieces.iter().fold([0.0; 2], |m, (wi, p)| {
+        [m[0] + wi * p[0] / w, m[1] + wi * p[1] / w]
+    });
+    let (mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0);
+    for (wi, p) in pieces {
+        let (dx, dy) = (p[0] - mean[0], p[1] - mean[1]);
+        sxx += wi * dx * dx;
+        syy += wi * dy * dy;
+        sxy += wi * dx * dy;
+    }
+    let axis = if sxx + syy > 0.0 {
+        let theta = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+        [theta.cos(), theta.sin()]
+    } else {
+        mean
+    };
+    let sign = if axis[0] * mean[0] + axis[1] * mean[1] < 0.0 {
+        -1.0
+    } else {
+        1.0
+    };
+    Some((sign * axis[1]).atan2(sign * axis[0]))
+}
+
+/// How far from a junction's centre its cracks' directions are measured,
+/// in mean edge lengths: past the junction's own tets (about one edge
+/// around its centre), within a few elements, where a crack is straight.
+const JUNCTION_RADIUS_EDGES: f64 = 3.0;
+
+/// The crack polygon of tet `t`, whose nodes (fragments `f`) lie in two
+/// fragments: a triangle around a lone node, or a quad between two pairs,
+/// through the cut points of the edges between the fragments.
+fn crack_piece(
+    mesh: &TetMesh,
+    state: &FractureState,
+    t: usize,
+    f: &[u32; 4],
+    fragments: (u32, u32),
+) -> CrackPiece {
+    let nodes = mesh.nodes();
+    let topology = mesh.topology();
+    let cut = |k: usize| {
+        let e = topology.tet_edges[t][k] as usize;
+        let [a, b] = topology.edges[e];
+        let s = state.cut_position(e).unwrap_or(0.5);
+        let (pa, pb) = (nodes[a as usize], nodes[b as usize]);
+        pa + (pb - pa) * s
+    };
+    let separating: Vec<usize> = (0..6)
+        .filter(|&k| f[TET_EDGES[k][0]] != f[TET_EDGES[k][1]])
+        .collect();
+    let corners: Vec<Point3<f64>> = separating.iter().map(|&k| cut(k)).collect();
+    let centroid_m = Point3::from(
+        corners.iter().fold(Vector3::zeros(), |s, p| s + p.coords) / corners.len() as f64,
+    );
+    let area_m2 = match corners.as_slice() {
+        [p0, p1, p2] => 0.5 * (p1 - p0).cross(&(p2 - p0)).norm(),
+        _ => quad_area(&separating, &cut),
+    };
+    CrackPiece {
+        fragments,
+        centroid_m,
+        area_m2,
+    }
 }
 
 /// The area of the quad whose corners are the cut points of four
@@ -269,9 +397,17 @@ fn quad_area(separating: &[usize], cut: &impl Fn(usize) -> Point3<f64>) -> f64 {
     0.5 * d1.cross(&d2).norm()
 }
 
-/// Groups junction tets that share a node, and counts the fragments of
-/// each group's nodes.
-fn junction_degrees(mesh: &TetMesh, fragment_of: &[u32], junction_tets: &[usize]) -> Vec<u32> {
+/// Where three fragments or more meet.
+struct Junction {
+    /// The fragments of its tets' nodes, ascending.
+    fragments: Vec<u32>,
+    /// The mean of its tets' centroids (m).
+    centre_m: Point3<f64>,
+}
+
+/// Groups junction tets that share a node (union-find), in order of their
+/// first tet.
+fn junctions(mesh: &TetMesh, fragment_of: &[u32], junction_tets: &[usize]) -> Vec<Junction> {
     let tets = mesh.tets();
     let mut parent: Vec<usize> = (0..junction_tets.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
@@ -295,24 +431,29 @@ fn junction_degrees(mesh: &TetMesh, fragment_of: &[u32], junction_tets: &[usize]
             }
         }
     }
-    let mut groups: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    let mut groups: BTreeMap<usize, (Vec<u32>, Vector3<f64>, usize)> = BTreeMap::new();
     for (i, &t) in junction_tets.iter().enumerate() {
         let r = root(&mut parent, i);
-        groups
+        let group = groups
             .entry(r)
-            .or_default()
+            .or_insert_with(|| (Vec::new(), Vector3::zeros(), 0));
+        group
+            .0
             .extend(tets[t].iter().map(|&n| fragment_of[n as usize]));
+        group.1 += mesh.tet_centroid(t).coords;
+        group.2 += 1;
     }
-    let mut degrees: Vec<u32> = groups
+    groups
         .into_values()
-        .map(|mut f| {
-            f.sort_unstable();
-            f.dedup();
-            f.len() as u32
+        .map(|(mut fragments, sum, count)| {
+            fragments.sort_unstable();
+            fragments.dedup();
+            Junction {
+                fragments,
+                centre_m: Point3::from(sum / count as f64),
+            }
         })
-        .collect();
-    degrees.sort_unstable_by(|a, b| b.cmp(a));
-    degrees
+        .collect()
 }
 
 #[cfg(test)]
