@@ -16,7 +16,9 @@
 //!     cargo bench --bench fracture
 //!
 //! Modal bases come from the on-disk cache (`TESSERA_CACHE_DIR` or the
-//! user cache); the first run computes them (the 175k slab takes minutes).
+//! user cache); the first run computes them. A slab whose analysis does not
+//! fit the memory budget (the 175k slab in the default quadratic element,
+//! on a 24 GB machine) is left out with the reason.
 //! Per-phase figures of the same events: `tools/fracture_phases.sh`.
 //! Run as a test (`cargo test --benches`), only the smallest slab is used.
 
@@ -62,15 +64,22 @@ fn fracture_event(c: &mut Criterion) {
     let threads = rayon::ThreadPoolBuilder::new().build().unwrap();
     for &(cells, cells_z) in slabs {
         let mesh = box_mesh([0.3, 0.3, 0.03], [cells, cells, cells_z], None).unwrap();
-        let (basis, _) = analyse(
+        // The quadratic 175k-tet slab's factor does not fit this machine's
+        // memory: its analysis is refused, and the slab left out.
+        let basis = match analyse(
             &mesh,
             &material,
             &EigenSettings::new(100),
             Some(&cache),
             &threads,
             &|_| {},
-        )
-        .unwrap();
+        ) {
+            Ok((basis, _)) => basis,
+            Err(why) => {
+                eprintln!("slab {cells}×{cells}×{cells_z} left out: {why}");
+                continue;
+            }
+        };
         let body = BreakableBody::new(mesh, material.clone(), basis, 0)
             .expect("weak points fit in memory");
         let strike = [ContactPoint {

@@ -681,3 +681,36 @@ fn group_stress_bound_holds_for_every_element_and_state() {
         }
     }
 }
+
+#[test]
+fn a_basis_reports_its_tables_by_their_shapes_and_its_factor_once_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ModalCache::new(dir.path());
+    let mesh = box_mesh([0.1, 0.05, 0.01], [6, 3, 1], None).unwrap();
+    let tile = material("ceramic-tile");
+    let settings = EigenSettings::new(12);
+    let (solved, _) = analyse(&mesh, &tile, &settings, Some(&cache), threads(), &|_| {}).unwrap();
+    let (cached, report) =
+        analyse(&mesh, &tile, &settings, Some(&cache), threads(), &|_| {}).unwrap();
+    assert!(report.from_cache);
+    // Quadratic elements: a node per mesh node and per edge, 3 DOFs each.
+    let dofs = 3 * (mesh.node_count() + mesh.topology().edges.len());
+    for basis in [&solved, &cached] {
+        let bytes = basis.table_bytes();
+        assert_eq!(bytes.shapes, dofs * 12 * 8);
+        // f32 displacements of the mesh nodes.
+        assert_eq!(bytes.displacement, 3 * mesh.node_count() * 12 * 4);
+        assert!(bytes.stress > 0);
+    }
+    // The eigensolver's factor is the static correction's; a basis from the
+    // cache factorises at its first use.
+    let factor = solved.table_bytes().static_correction.expect("built");
+    assert_eq!(cached.table_bytes().static_correction, None);
+    cached.static_correction(&mesh, &tile).expect("factorises");
+    assert_eq!(cached.table_bytes().static_correction, Some(factor));
+    let bytes = cached.table_bytes();
+    assert_eq!(
+        bytes.total(),
+        bytes.shapes + bytes.stress + bytes.displacement + factor
+    );
+}

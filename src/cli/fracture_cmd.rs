@@ -294,6 +294,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             }).collect::<Vec<_>>(),
             "crack_area_m2": crack_area,
             "pattern": pattern,
+            "bytes": body.table_bytes(),
             "cracks": cracks,
             "events": outcomes.iter().map(|o| serde_json::json!({
                 "contact_duration_s": o.contact_duration_s,
@@ -337,6 +338,13 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             crack_area
         );
         println!("pattern: {}", super::pattern_cmd::summary(&pattern));
+        let bytes = body.table_bytes();
+        println!(
+            "tables: {}; weak points {}, fracture state {}",
+            modes::table_bytes_text(&bytes.modal),
+            tessera::limits::human_bytes(bytes.weak_points as u64),
+            tessera::limits::human_bytes(bytes.fracture_state as u64)
+        );
         for f in &fragments {
             println!(
                 "  fragment {:>4}{}: {:.3e} m³, {:.4} kg, {} triangles",

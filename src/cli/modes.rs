@@ -9,8 +9,8 @@ use tessera::fem::{write_diagonal_matrix_market, write_matrix_market, ElasticMes
 use tessera::mesh::MeshSpec;
 use tessera::mesh::TetMesh;
 use tessera::modal::{
-    default_cache_dir, mode_dynamics, solve_modes, EigenSettings, ModalCache, ModalReport,
-    ModeDynamics, Modes,
+    default_cache_dir, mode_dynamics, solve_modes, EigenSettings, ModalBasis, ModalBytes,
+    ModalCache, ModalReport, ModeDynamics, Modes,
 };
 
 #[derive(Debug, clap::Args)]
@@ -58,6 +58,8 @@ struct ModesJson<'a> {
     from_cache: bool,
     seconds: &'a tessera::modal::ModalTimings,
     solver: &'a Option<tessera::modal::EigenStats>,
+    /// Bytes held by each table of the body's modal basis.
+    bytes: ModalBytes,
 }
 
 pub fn settings(
@@ -89,20 +91,26 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         .then(|| ModalCache::new(args.cache_dir.clone().unwrap_or_else(default_cache_dir)));
     let threads = rayon::ThreadPoolBuilder::new().build()?;
     let bar = solve_progress("modal analysis");
-    let (modes, report) = solve_modes(&mesh, material, &settings, cache.as_ref(), &threads, &|n| {
-        bar.set_position(n as u64)
-    })
-    .with_context(|| {
-        format!(
-            "modal analysis of `{}` in `{}`",
-            args.body.mesh, args.body.material
-        )
-    })?;
+    let (modes, mut report) =
+        solve_modes(&mesh, material, &settings, cache.as_ref(), &threads, &|n| {
+            bar.set_position(n as u64)
+        })
+        .with_context(|| {
+            format!(
+                "modal analysis of `{}` in `{}`",
+                args.body.mesh, args.body.material
+            )
+        })?;
     bar.finish_and_clear();
     if let Some(dir) = &args.export_mtx {
         export(dir, &mesh, material, &settings, &modes, &report)?;
     }
-    let dynamics = mode_dynamics(&modes.eigenvalues, material);
+    // The basis a body would hold: its stress and displacement tables.
+    let t = std::time::Instant::now();
+    let basis = threads.install(|| ModalBasis::from_modes(&mesh, material, modes));
+    report.seconds.modal_stress = t.elapsed().as_secs_f64();
+    report.seconds.total += report.seconds.modal_stress;
+    let dynamics = &basis.dynamics;
     if args.json {
         let out = ModesJson {
             mesh: &args.body.mesh,
@@ -111,18 +119,19 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             nodes: mesh.node_count(),
             element: settings.element.name(),
             dofs: report.dofs,
-            modes: modes.eigenvalues.len(),
+            modes: basis.eigenvalues.len(),
             shift: settings.shift,
             frequencies_hz: dynamics
                 .iter()
                 .map(ModeDynamics::natural_frequency_hz)
                 .collect(),
-            eigenvalues: &modes.eigenvalues,
+            eigenvalues: &basis.eigenvalues,
             damping_ratios: dynamics.iter().map(ModeDynamics::damping_ratio).collect(),
-            max_residual: modes.residuals.iter().copied().fold(0.0, f64::max),
+            max_residual: basis.residuals.iter().copied().fold(0.0, f64::max),
             from_cache: report.from_cache,
             seconds: &report.seconds,
             solver: &report.solver,
+            bytes: basis.table_bytes(),
         };
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
@@ -130,10 +139,11 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             &args.body.mesh,
             &args.body.material,
             &mesh,
-            &dynamics,
-            &modes.residuals,
+            dynamics,
+            &basis.residuals,
             &report,
         );
+        println!("tables: {}", table_bytes_text(&basis.table_bytes()));
     }
     Ok(())
 }
@@ -185,6 +195,22 @@ pub fn print_text(
         "max residual ‖Kx − λMx‖/‖Kx‖ = {:.2e}",
         residuals.iter().copied().fold(0.0, f64::max)
     );
+}
+
+/// The modal tables' sizes, for a line of text.
+pub fn table_bytes_text(bytes: &ModalBytes) -> String {
+    use tessera::limits::human_bytes;
+    format!(
+        "mode shapes {}, modal stresses {}, modal displacements {}, static correction {}; {} in all",
+        human_bytes(bytes.shapes as u64),
+        human_bytes(bytes.stress as u64),
+        human_bytes(bytes.displacement as u64),
+        bytes.static_correction.map_or_else(
+            || "not built yet (at the first impact)".to_owned(),
+            |b| human_bytes(b as u64)
+        ),
+        human_bytes(bytes.total() as u64)
+    )
 }
 
 fn export(

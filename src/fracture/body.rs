@@ -8,7 +8,7 @@ use super::{fragments, BasisJob, BasisResult, FractureState, Fragment, ImpactStr
 use crate::config::Material;
 use crate::fem::constitutive_matrix;
 use crate::mesh::{MassIntegrals, TetMesh, NO_NEIGHBOUR};
-use crate::modal::{EigenSettings, ModalBasis, ModalError};
+use crate::modal::{EigenSettings, ModalBasis, ModalBytes, ModalError};
 use nalgebra::{Matrix3, Matrix6, Point3, Vector3};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -55,6 +55,24 @@ pub struct BreakableBody {
     /// Whether the body is held still (a static body): its rigid motion
     /// takes no part in an impact's contact.
     pub(super) held: bool,
+}
+
+/// Bytes held by a [`BreakableBody`]'s tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct BodyBytes {
+    /// The modal basis's tables.
+    pub modal: ModalBytes,
+    /// The weak points and their grid.
+    pub weak_points: usize,
+    /// The fracture state.
+    pub fracture_state: usize,
+}
+
+impl BodyBytes {
+    /// All tables together.
+    pub fn total(&self) -> usize {
+        self.modal.total() + self.weak_points + self.fracture_state
+    }
 }
 
 /// The part of a parent's mesh a fragment body stands for.
@@ -177,6 +195,16 @@ impl BreakableBody {
     /// The modal basis the body vibrates in.
     pub fn basis(&self) -> &ModalBasis {
         &self.basis
+    }
+
+    /// Bytes held by the body's precomputed tables (its mesh apart; a
+    /// fragment body shares its parent's basis).
+    pub fn table_bytes(&self) -> BodyBytes {
+        BodyBytes {
+            modal: self.basis.table_bytes(),
+            weak_points: self.weak_points.bytes(),
+            fracture_state: self.state.bytes(),
+        }
     }
 
     /// Weak points (§3.3.5): position and the tet holding it.

@@ -21,7 +21,7 @@ mod weak_points;
 mod worker_local;
 
 pub use background::{BasisJob, BasisResult, BasisWorker};
-pub use body::BreakableBody;
+pub use body::{BodyBytes, BreakableBody};
 pub use energy::{EnergyLedger, EnergyTables, PendingDensities, StrainEnergy};
 pub use fragments::{fragments, Fragment};
 pub use hertz::{

@@ -26,6 +26,14 @@ pub struct FractureState {
 }
 
 impl FractureState {
+    /// Bytes held: damage per tet, cuts per edge, fragments per node.
+    pub fn bytes(&self) -> usize {
+        self.damaged.len()
+            + self.cut_position.len() * std::mem::size_of::<f64>()
+            + self.cut_bits.len() * std::mem::size_of::<u64>()
+            + (self.node_fragment.len() + self.fragment_nodes.len()) * std::mem::size_of::<u32>()
+    }
+
     /// The intact state: nothing damaged, nothing cut, one fragment.
     pub fn new(mesh: &TetMesh) -> Self {
         Self {

@@ -26,6 +26,12 @@ const NEAR_RINGS: usize = 3;
 const MAX_CELLS_PER_AXIS: usize = 64;
 
 impl WeakPoints {
+    /// Bytes held: the points and the grid over them.
+    pub fn bytes(&self) -> usize {
+        self.points.len() * std::mem::size_of::<(Point3<f64>, u32)>()
+            + (self.starts.len() + self.by_cell.len()) * std::mem::size_of::<u32>()
+    }
+
     /// Weak points with their tets, indexed on a grid for neighbourhood queries.
     pub fn new(points: Vec<(Point3<f64>, u32)>) -> Self {
         let Some(first) = points.first() else {

@@ -15,6 +15,29 @@ use serde::Serialize;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+/// Bytes held by the tables of a [`ModalBasis`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ModalBytes {
+    /// Mode shapes, f64, DOFs × modes.
+    pub shapes: usize,
+    /// Modal stresses (per element or per node, f32) with their screening
+    /// bounds and incidence.
+    pub stress: usize,
+    /// Modal displacements of the mesh nodes (f32).
+    pub displacement: usize,
+    /// The static correction's factor of `K − σM`, masses and rigid
+    /// motions; `None` until it is built (a basis from the cache builds it
+    /// at its first impact).
+    pub static_correction: Option<usize>,
+}
+
+impl ModalBytes {
+    /// All tables together.
+    pub fn total(&self) -> usize {
+        self.shapes + self.stress + self.displacement + self.static_correction.unwrap_or(0)
+    }
+}
+
 /// Modes of one body: shapes, dynamics, per-element modal stresses and
 /// per-node modal displacements.
 #[derive(Debug, Clone)]
@@ -75,6 +98,19 @@ impl ModalBasis {
     pub fn point_stress(&self, point: usize, z: &[f64]) -> [f64; 6] {
         let z: Vec<f32> = z.iter().map(|&v| v as f32).collect();
         self.stress.point_stress(point, &z).map(f64::from)
+    }
+
+    /// Bytes held by each of the basis's tables.
+    pub fn table_bytes(&self) -> ModalBytes {
+        ModalBytes {
+            shapes: self.shapes.nrows() * self.shapes.ncols() * std::mem::size_of::<f64>(),
+            stress: self.stress.bytes(),
+            displacement: self.displacement.bytes(),
+            static_correction: self
+                .static_correction
+                .get()
+                .map(|c| c.as_ref().map_or(0, |c| c.bytes())),
+        }
     }
 
     /// The static correction of this basis ([`StaticCorrection`]);

@@ -419,6 +419,12 @@ pub(super) struct CholeskyFactor {
 }
 
 impl CholeskyFactor {
+    /// Bytes held by the factor: its values and their row indices.
+    pub(super) fn bytes(&self) -> usize {
+        self.values.len() * std::mem::size_of::<f64>()
+            + self.symbolic.len_val() * std::mem::size_of::<usize>()
+    }
+
     /// The factor of `matrix` (`K − σM` for the shift σ = `shift`, which
     /// errors name). The factor's size is known once its structure is
     /// (the symbolic factorisation) and is checked against the memory

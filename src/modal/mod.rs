@@ -13,7 +13,7 @@ mod static_correction;
 mod stress;
 
 pub use basis::{
-    analyse, mode_dynamics, solve_modes, ModalBasis, ModalReport, ModalTimings, Modes,
+    analyse, mode_dynamics, solve_modes, ModalBasis, ModalBytes, ModalReport, ModalTimings, Modes,
 };
 pub use cache::{default_cache_dir, ModalCache};
 pub use displacement::ModalDisplacement;

@@ -53,6 +53,14 @@ pub struct StaticCorrection {
 }
 
 impl StaticCorrection {
+    /// Bytes held: the factor of `K − σM`, the lumped masses and the rigid
+    /// motions.
+    pub fn bytes(&self) -> usize {
+        self.factor.bytes()
+            + (self.mass.len() + self.rigid.nrows() * self.rigid.ncols())
+                * std::mem::size_of::<f64>()
+    }
+
     /// From the eigensolver's factor of `K − shift·M` (lumped `mass`) and
     /// its rigid basis in y = M^½ x.
     pub(super) fn from_factor(
