@@ -352,6 +352,16 @@ fn the_coupling_force_drops_after_the_break() {
         lowest < 0.046 - 1e-3,
         "the hammer stayed above z = {lowest}"
     );
+    // In lockstep a strike's report waits 0 to r_sim − 1 ticks for its
+    // sync, and the fragments come with the answer, taken at the next sync
+    // (r_sim ticks of 1 ms).
+    let feel = summary.fracture_to_feel.expect("the fragments were felt");
+    let r_sim_ms = f64::from(summary.sync_ratio);
+    assert!(feel.events >= 1, "{feel:?}");
+    assert!(
+        feel.mean_ms >= r_sim_ms && feel.max_ms <= 2.0 * r_sim_ms - 1.0,
+        "{feel:?}"
+    );
 }
 
 /// A stack of cubes three high with the proxy resting on it; the graph
@@ -753,6 +763,11 @@ fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() 
     }
     let gap_s = keeper.take_longest_gap_s();
     assert!(gap_s > 0.0 && gap_s.is_finite(), "{gap_s}");
+    // A figure, not a limit (`-- --nocapture` shows it).
+    eprintln!(
+        "longest time without a command over two sessions and their hand-overs: {:.3} ms",
+        gap_s * 1e3
+    );
     drop(keeper);
     assert!(
         released.load(std::sync::atomic::Ordering::SeqCst),

@@ -916,6 +916,12 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
             f.time_s, f.body, f.kind, f.fragments, f.debris, f.crack_area_m2, f.impulse_n_s, f.fracture_ms
         );
     }
+    if let Some(feel) = &summary.fracture_to_feel {
+        println!(
+            "from a strike to its fragments in the sub-world: {:.1} ms mean, {:.1} ms max ({} event(s))",
+            feel.mean_ms, feel.max_ms, feel.events
+        );
+    }
     if summary.own_bases_adopted > 0 {
         println!(
             "fragments given a modal basis of their own: {}",

@@ -72,6 +72,11 @@ pub(super) struct LoopRun {
     pub(super) syncs: u64,
     pub(super) late_syncs: u64,
     pub(super) fractures: u64,
+    /// Syncs that brought fractures, and the sum and largest of their
+    /// ticks from the strike to the fragments in the sub-world.
+    pub(super) fracture_feels: u64,
+    pub(super) fracture_feel_ticks_sum: u64,
+    pub(super) fracture_feel_ticks_max: u64,
     pub(super) device_errors: u64,
     pub(super) safety_trips: u64,
     pub(super) sub_world_bodies_sum: u64,
@@ -489,6 +494,13 @@ impl HapticLoop {
                 Some(down) => {
                     self.io.sub.apply(&down.update);
                     self.run.fractures += u64::from(down.fractures);
+                    if down.fractures > 0 {
+                        let ticks = tick.saturating_sub(down.impact_tick);
+                        self.run.fracture_feels += 1;
+                        self.run.fracture_feel_ticks_sum += ticks;
+                        self.run.fracture_feel_ticks_max =
+                            self.run.fracture_feel_ticks_max.max(ticks);
+                    }
                     exchange.recycle_down(down);
                     self.state.in_flight = false;
                 }

@@ -61,10 +61,6 @@ struct Shared {
     /// The longest time between two commands since the last
     /// [`DeviceKeeper::take_longest_gap_s`] (ns).
     longest_gap_ns: AtomicU64,
-    /// Ticks the keeper commanded the device, and the reads or commands
-    /// that failed meanwhile.
-    idle_ticks: AtomicU64,
-    idle_errors: AtomicU64,
 }
 
 impl Shared {
@@ -135,8 +131,6 @@ impl DeviceKeeper {
             device_time_bits: AtomicU64::new(0.0f64.to_bits()),
             last_command_ns: AtomicU64::new(NEVER),
             longest_gap_ns: AtomicU64::new(0),
-            idle_ticks: AtomicU64::new(0),
-            idle_errors: AtomicU64::new(0),
         });
         let thread = std::thread::Builder::new()
             .name("tessera-keeper".into())
@@ -176,15 +170,6 @@ impl DeviceKeeper {
     /// call (s), and starts the next measurement.
     pub fn take_longest_gap_s(&self) -> f64 {
         self.shared.longest_gap_ns.swap(0, Ordering::AcqRel) as f64 * 1e-9
-    }
-
-    /// Ticks the keeper commanded the device so far, and how many of its
-    /// reads or commands failed.
-    pub fn idle_ticks(&self) -> (u64, u64) {
-        (
-            self.shared.idle_ticks.load(Ordering::Acquire),
-            self.shared.idle_errors.load(Ordering::Acquire),
-        )
     }
 }
 
@@ -226,16 +211,19 @@ fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
                 *shared.slot() = Some(held.into_inner());
             }
             Some(mut held) => {
+                // A device that cannot be read gets the zero command of
+                // its last good state (an admittance arm is held where it
+                // was last seen); a session that takes it over reports
+                // the loss.
                 let now_s = shared.device_time(shared.keeper_clock_s());
-                let ok = held.read(now_s).and_then(|state| {
-                    let zero = held.filter().zero(&state);
-                    held.command(&zero, now_s)
-                });
+                let _ = match held.read(now_s) {
+                    Ok(state) => {
+                        let zero = held.filter().zero(&state);
+                        held.command(&zero, now_s)
+                    }
+                    Err(_) => held.fail_safe(now_s),
+                };
                 shared.commanded();
-                shared.idle_ticks.fetch_add(1, Ordering::AcqRel);
-                if ok.is_err() {
-                    shared.idle_errors.fetch_add(1, Ordering::AcqRel);
-                }
                 device = Some(held);
             }
             None if !wanted => {

@@ -30,8 +30,8 @@ pub use realtime::{
 };
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{
-    serve, Commanded, FractureSummary, Outcome, ServeInputs, ServerError, ServerOptions, Summary,
-    HAPTIC_RATE_HZ,
+    serve, Commanded, FractureSummary, FractureToFeel, Outcome, ServeInputs, ServerError,
+    ServerOptions, Summary, HAPTIC_RATE_HZ,
 };
 pub use stats::{Distribution, LoopStats, SyncStats};
 pub use view::{

@@ -122,6 +122,21 @@ pub struct FractureSummary {
     pub fracture_ms: f64,
 }
 
+/// The latency from a strike to the fragments it made in the sub-world:
+/// the strike's report waits for its sync (at most r_sim ticks), the global
+/// step breaks the body, and the haptic thread takes the answer at a later
+/// sync (the next one in lockstep; in real time the first after the
+/// simulation answered).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FractureToFeel {
+    /// Syncs that brought fractures.
+    pub events: u64,
+    /// Mean latency (ms of session time).
+    pub mean_ms: f64,
+    /// Largest latency (ms of session time).
+    pub max_ms: f64,
+}
+
 /// What the session ended with, for replays.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
@@ -151,6 +166,9 @@ pub struct Summary {
     pub syncs: SyncStats,
     /// Every fracture, in order.
     pub fractures: Vec<FractureSummary>,
+    /// From a strike to its fragments in the haptic sub-world, where the
+    /// hand feels them; `None` without fractures.
+    pub fracture_to_feel: Option<FractureToFeel>,
     /// Fragments swapped to a modal basis of their own
     /// ([`World::adopt_own_bases`]).
     pub own_bases_adopted: u64,
@@ -600,6 +618,12 @@ fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
             global_step_ms_max: simulation.counters.step_max_s * 1e3,
         },
         fractures,
+        fracture_to_feel: (haptic_loop.fracture_feels > 0).then(|| FractureToFeel {
+            events: haptic_loop.fracture_feels,
+            mean_ms: haptic_loop.fracture_feel_ticks_sum as f64 * tick_s * 1e3
+                / haptic_loop.fracture_feels as f64,
+            max_ms: haptic_loop.fracture_feel_ticks_max as f64 * tick_s * 1e3,
+        }),
         own_bases_adopted: simulation.world.adopted_own_bases(),
         log: None,
         ui_url: None,

@@ -138,6 +138,9 @@ impl Simulation {
         }
         down.fractures = new_events.len() as u32;
         down.tick = up.tick;
+        down.impact_tick = up
+            .tick
+            .saturating_sub(u64::from(up.report.first_strike_steps_before.unwrap_or(0)));
         self.world.extract_sub_world(
             &self.extraction,
             &up.report.edges,

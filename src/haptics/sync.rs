@@ -29,6 +29,9 @@ pub(super) struct SyncDown {
     /// How many fracture events the global step had (the simulation
     /// thread keeps and logs the details).
     pub fractures: u32,
+    /// The haptic tick of the strike that the fractures answer (the sync's
+    /// tick when no sub-world strike was reported).
+    pub impact_tick: u64,
 }
 
 /// Two one-slot mailboxes and their free lists.

@@ -109,6 +109,10 @@ pub struct SubWorldReport {
     /// The proxy and the mean coupling force and torque on it since the
     /// last report (SI): the global twin carries the same load.
     pub proxy_wrench: Option<(BodyId, Vector3<f64>, Vector3<f64>)>,
+    /// Steps from the first strike of a breakable member since the last
+    /// report to this report (0: struck in the last step); `None` without
+    /// a strike.
+    pub first_strike_steps_before: Option<u32>,
 }
 
 impl SubWorldReport {
@@ -119,6 +123,7 @@ impl SubWorldReport {
         self.friction.clear();
         self.edges.clear();
         self.proxy_wrench = None;
+        self.first_strike_steps_before = None;
     }
 }
 
@@ -189,6 +194,9 @@ pub struct SubWorld {
     /// The proxy, its summed wrench and the steps since the last report.
     proxy_wrench: Option<(BodyId, Vector3<f64>, Vector3<f64>)>,
     steps_since_report: u32,
+    /// The step (counted since the last report, from 1) of the report's
+    /// first strike.
+    first_strike_step: Option<u32>,
 }
 
 impl SubWorld {
@@ -229,6 +237,7 @@ impl SubWorld {
             struck_now: Vec::with_capacity(8),
             proxy_wrench: None,
             steps_since_report: 0,
+            first_strike_step: None,
         }
     }
 
@@ -476,6 +485,9 @@ impl SubWorld {
                 None => contacts.push(c),
             }
         });
+        if !self.struck_now.is_empty() && self.first_strike_step.is_none() {
+            self.first_strike_step = Some(self.steps_since_report);
+        }
         for id in self.struck_now.drain(..) {
             if let Some(i) = index(id) {
                 self.struck.push((id, self.before[i]));
@@ -491,6 +503,10 @@ impl SubWorld {
             let n = f64::from(self.steps_since_report.max(1));
             out.proxy_wrench = Some((proxy, force / n, torque / n));
         }
+        out.first_strike_steps_before = self
+            .first_strike_step
+            .take()
+            .map(|step| self.steps_since_report.saturating_sub(step));
         self.steps_since_report = 0;
         self.struck.clear();
         for m in &self.members {
