@@ -404,3 +404,44 @@ fn msh_errors_give_the_line_and_the_version_only_when_it_is_not_4_1() {
     std::fs::write(d.join("old.msh"), good.replacen("4.1 0 8", "2.2 0 8", 1)).unwrap();
     refused(d, &["mesh", "--mesh", "old.msh"], "MSH 2.2");
 }
+
+#[test]
+fn pattern_files_and_weights_that_are_not_patterns_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = r#"{"thickness_m": 0.006, "area_m2": 0.0177, "fragments": 2, "gap_fragments": 0,
+        "fragment_areas": [0.6, 0.4], "crack_lengths": [1.1], "junction_degrees": [],
+        "junction_angles_deg": []}"#;
+    std::fs::write(d.join("good.json"), good).unwrap();
+    std::fs::write(d.join("words.json"), "a tile, broken").unwrap();
+    std::fs::write(
+        d.join("negative.json"),
+        good.replace("0.6, 0.4", "0.6, -0.4"),
+    )
+    .unwrap();
+    refused(
+        d,
+        &["pattern", "good.json", "words.json"],
+        "pattern file words.json: not a pattern",
+    );
+    refused(
+        d,
+        &["pattern", "negative.json", "good.json"],
+        "pattern file negative.json: -0.4",
+    );
+    refused(d, &["pattern", "good.json", "missing.json"], "missing.json");
+    refused(
+        d,
+        &["pattern", "good.json", "good.json", "--weights", "3,1"],
+        "--weights `3,1`",
+    );
+    refused(
+        d,
+        &["pattern", "good.json", "good.json", "--weights", "3,-1,1"],
+        "non-negative",
+    );
+    let out = tessera_in(d, &["pattern", "good.json", "good.json", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["distance"]["total"], 0.0, "{json}");
+}

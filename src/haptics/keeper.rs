@@ -74,15 +74,16 @@ impl Shared {
         }
     }
 
-    /// The device's clock for a call now from a caller at `caller_s`
-    /// shifted by `offset_s`, never behind its last call.
-    fn device_time(&self, caller_s: f64) -> f64 {
+    /// The device's clock for a call at `device_s` (the caller's clock
+    /// shifted onto the device's), never behind the last call's.
+    fn device_time(&self, device_s: f64) -> f64 {
         let last = f64::from_bits(self.device_time_bits.load(Ordering::Acquire));
-        let t = caller_s.max(last);
+        let t = device_s.max(last);
         self.device_time_bits.store(t.to_bits(), Ordering::Release);
         t
     }
 
+    /// Seconds since the keeper started.
     fn keeper_clock_s(&self) -> f64 {
         self.origin.elapsed().as_secs_f64()
     }
