@@ -598,26 +598,37 @@ impl Device for FlakyDevice {
     }
 }
 
-#[test]
-fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
-    let scene = shipped("cube-push");
+/// The `push` hand's simulated arm as an impedance [`FlakyDevice`] lost
+/// between `lost_s.0` and `lost_s.1`, and the hand.
+fn flaky_push_arm(
+    lost_s: (f64, f64),
+    sent: &SentForces,
+    released: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (FlakyDevice, HandTrajectory) {
     let hand_text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/hands/push.toml"),
     )
     .expect("push hand");
     let hand = HandScript::parse(&hand_text, "push").unwrap().trajectory();
-    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let device = FlakyDevice {
         arm: SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand.clone()),
         spec: tessera::device::DeviceSpec {
             control: ControlMode::Impedance,
             ..sim_arm_spec()
         },
-        lost_s: (1.5, 1.8),
+        lost_s,
         sent: sent.clone(),
         released: released.clone(),
     };
+    (device, hand)
+}
+
+#[test]
+fn a_lost_device_gets_zero_force_within_a_tick_and_the_session_says_so() {
+    let scene = shipped("cube-push");
+    let sent = SentForces::default();
+    let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (device, hand) = flaky_push_arm((1.5, 1.8), &sent, &released);
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("flaky.mcap");
     let recorder = Recorder::create(&log, serde_json::json!({})).unwrap();
@@ -711,23 +722,10 @@ fn realtime_session(scene: &Scene, device: Box<dyn Device>, seconds: f64) -> Sum
 #[test]
 fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() {
     let scene = shipped("cube-push");
-    let hand_text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/hands/push.toml"),
-    )
-    .expect("push hand");
-    let hand = HandScript::parse(&hand_text, "push").unwrap().trajectory();
     let sent = SentForces::default();
     let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let device = FlakyDevice {
-        arm: SimulatedArm::new(sim_arm_spec(), ArmModel::default(), hand),
-        spec: tessera::device::DeviceSpec {
-            control: ControlMode::Impedance,
-            ..sim_arm_spec()
-        },
-        lost_s: (f64::NAN, f64::NAN),
-        sent: sent.clone(),
-        released: released.clone(),
-    };
+    // Never lost.
+    let (device, _) = flaky_push_arm((f64::NAN, f64::NAN), &sent, &released);
     let keeper = DeviceKeeper::keep(Box::new(device)).expect("kept");
     let count = || sent.lock().unwrap().len();
     let mut boundaries = Vec::new();

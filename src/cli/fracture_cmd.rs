@@ -76,7 +76,12 @@ pub struct Args {
     pub pattern: Option<PathBuf>,
 }
 
-fn numbers<const N: usize>(text: &str, what: &str, spec: &str) -> anyhow::Result<[f64; N]> {
+/// `N` finite numbers separated by commas; errors name `what` and `spec`.
+pub(super) fn numbers<const N: usize>(
+    text: &str,
+    what: &str,
+    spec: &str,
+) -> anyhow::Result<[f64; N]> {
     let values: Vec<f64> = text
         .split(',')
         .map(|v| v.trim().parse::<f64>())

@@ -62,16 +62,10 @@ pub fn summary(p: &Pattern) -> String {
 }
 
 fn parse_weights(text: &str) -> anyhow::Result<PatternWeights> {
-    let values: Vec<f64> = text
-        .split(',')
-        .map(|w| w.trim().parse::<f64>())
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("--weights `{text}`: expected three numbers W,W,W"))?;
-    let [fragments, cracks, junctions] = values[..] else {
-        bail!("--weights `{text}`: expected three numbers W,W,W");
-    };
-    if !values.iter().all(|w| w.is_finite() && *w >= 0.0) {
-        bail!("--weights `{text}`: weights must be finite and non-negative");
+    let [fragments, cracks, junctions] = super::fracture_cmd::numbers::<3>(text, "W,W,W", text)
+        .with_context(|| format!("--weights `{text}`"))?;
+    if [fragments, cracks, junctions].iter().any(|w| *w < 0.0) {
+        bail!("--weights `{text}`: weights must be non-negative");
     }
     Ok(PatternWeights {
         fragments,
