@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The drop thresholds of `tile-on-supports` per tile mesh: the ball dropped
 # from 0.05 m to 3 m in 0.05 m steps (`tessera drop`); the first height
-# that cracks the tile and the first that splits it, and the landing's
+# that cracks the tile and the first that splits it, the pieces there and
+# at the three heights above, and the landing's
 # computed contact at a few heights: the elastic contact's impulse, the
 # impulse the bodies exchanged (its unloading scaled by the pair's
 # restitution) over m·v, which should be smooth in the height.
@@ -26,6 +27,10 @@ def first(key):
     return "%.2f m" % hit[0] if hit else "none up to 3 m"
 print("tile %s: first crack %s, first split %s" % (mesh.replace(",", "×"),
       first(lambda r: r["fracture_events"] > 0), first(lambda r: r["fragments"] >= 2)))
+split = [i for i, r in enumerate(runs) if r["fragments"] >= 2]
+if split:
+    print("  pieces just above it: " + ", ".join("%.2f m: %d" % (r["height_m"], r["fragments"])
+          for r in runs[split[0]:split[0] + 4]))
 print("  height_m  landing_m/s  elastic_N·s  exchanged_N·s  J/mv  peak_N  contact_us  restitution")
 for r in runs:
     i = r.get("first_impact")

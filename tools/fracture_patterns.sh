@@ -10,7 +10,8 @@
 #   tools/fracture_patterns.sh [MESHES] [SPEEDS]
 # MESHES: tile cells and layers (default "12,1 24,2 30,4"); SPEEDS in m/s
 # (default "6 8 12 18"). The first run of a mesh analyses its modes
-# (cached after).
+# (cached after). FLAGS in the environment are added to each run (e.g.
+# FLAGS=--no-crack-shielding).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 meshes=${1:-"12,1 24,2 30,4"}
@@ -22,7 +23,7 @@ printf "%-8s %6s %7s %5s %7s %10s %8s %12s %9s\n" \
 for mesh in $meshes; do
   for v in $speeds; do
     target/release/tessera fracture --mesh "tile:0.15,0.006:$mesh" --material ceramic-tile \
-      --impact "0,0,0.006:0,0,-1:1:$v" --pattern "$out/p.json" >/dev/null 2>&1
+      --impact "0,0,0.006:0,0,-1:1:$v" ${FLAGS:-} --pattern "$out/p.json" >/dev/null 2>&1
     python3 - "$mesh" "$v" "$out/p.json" <<'PY'
 import json, math, sys
 mesh, v, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]

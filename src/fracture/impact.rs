@@ -7,6 +7,7 @@ use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
 use super::impact_stress::ResidualField;
 use super::initiation::{element_stress, screen, StressPart};
 use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
+use super::shielding::CrackShield;
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
@@ -121,8 +122,7 @@ pub struct FractureSettings {
     pub max_steps: usize,
     /// Most cracks started at one time sample. Glondu's Alg. 3 (line 12)
     /// starts one, at the most stressed element; more start cracks in the
-    /// same unrelaxed stress field (the basis is not updated after a
-    /// crack), next to the first, and shatter more.
+    /// same stress field, relieved only by `crack_shielding`.
     pub max_cracks_per_sample: usize,
     /// Seeds the weak points and the crack noise.
     pub seed: u64,
@@ -135,6 +135,11 @@ pub struct FractureSettings {
     /// stresses are the modal sum alone (Glondu 2012 §3.3.4), for
     /// comparison.
     pub static_correction: bool,
+    /// Relieve the tension normal to each crack of an event around it
+    /// before the next crack starts (`shielding.rs`: Westergaard's
+    /// field of a through crack); off, every crack of an event starts in
+    /// the stress of the intact body (Glondu 2012 Alg. 3), for comparison.
+    pub crack_shielding: bool,
 }
 
 /// Time samples per contact pulse when the static correction is on
@@ -151,6 +156,7 @@ impl Default for FractureSettings {
             seed: 0,
             exact_peak_stress: true,
             static_correction: true,
+            crack_shielding: true,
         }
     }
 }
@@ -591,7 +597,22 @@ impl BreakableBody {
         let contacts = residual.map_or(0, |(field, _)| field.contacts());
         let forces_at =
             |k: usize| residual.map_or(&[][..], |(_, f)| &f[k * contacts..(k + 1) * contacts]);
-        let voigt = |e: usize, k: usize| element_stress(&parts, e, k);
+        // The cracks of this event so far, and where each relieves stress.
+        let mut shields: Vec<CrackShield> = Vec::new();
+        let point_position = |point: u32| match basis.element {
+            ElementOrder::Linear => mesh.tet_centroid(point as usize),
+            ElementOrder::Quadratic => mesh.nodes()[point as usize],
+        };
+        let relieve = |stress: &mut [f64; 6], at: &Point3<f64>, shields: &[CrackShield]| {
+            for shield in shields {
+                shield.relieve(at, stress);
+            }
+        };
+        let voigt = |e: usize, k: usize, shields: &[CrackShield]| {
+            let mut stress = element_stress(&parts, e, k);
+            relieve(&mut stress, &mesh.tet_centroid(e), shields);
+            stress
+        };
         let mut initiation_s = start.elapsed().as_secs_f64();
         let balance = EnergyBalance {
             toughness_j_m2: self.material.fracture_toughness_j_m2,
@@ -619,11 +640,22 @@ impl BreakableBody {
         let initiation_before_s = initiation_s;
         let new_fragments = rayon::scope(|scope| {
             let mut scratch: Option<CrackScratch> = None;
+            let mut passed = Vec::new();
             for (k, hot) in screening.hot.iter_mut().enumerate() {
                 energy.set_state(state_at(k), forces_at(k));
                 let mut started = 0;
                 while started < settings.max_cracks_per_sample {
-                    let Some((_, point)) = hot.pop_hottest(threshold, &screening.stresses) else {
+                    let relieved = |point: u32, stress: &[f32; 6]| {
+                        let mut stress = stress.map(f64::from);
+                        relieve(&mut stress, &point_position(point), &shields);
+                        max_principal_stress(&stress)
+                    };
+                    let Some((_, point)) = hot.pop_hottest_relieved(
+                        threshold,
+                        &screening.stresses,
+                        relieved,
+                        &mut passed,
+                    ) else {
                         break;
                     };
                     // The point's first element where a crack may start
@@ -640,17 +672,25 @@ impl BreakableBody {
                     started += 1;
                     let t = Instant::now();
                     let centre = mesh.tet_centroid(hottest);
+                    // At the weak point nearest the hottest element
+                    // (§3.3.5), if it is a flaw loaded beyond the strength:
+                    // the nearest may lie far off, past elements already
+                    // cracked or in stress a crack relieved, and a crack
+                    // does not start where the Rankine test fails. Then at
+                    // the hottest element itself.
                     let origin_tet = self
                         .weak_points
                         .nearest(&centre, |tet| self.can_initiate(tet as usize))
-                        .map_or(hottest, |tet| tet as usize);
+                        .map(|tet| tet as usize)
+                        .filter(|&tet| max_principal_stress(&voigt(tet, k, &shields)) > threshold)
+                        .unwrap_or(hottest);
                     // Open normal to the largest principal stress (eqs. 3.5–3.6),
                     // of the start element if it is in tension, else of the hottest.
-                    let origin_stress = voigt(origin_tet, k);
+                    let origin_stress = voigt(origin_tet, k, &shields);
                     let direction = if max_principal_stress(&origin_stress) > 0.0 {
                         principal_direction(&origin_stress)
                     } else {
-                        principal_direction(&voigt(hottest, k))
+                        principal_direction(&voigt(hottest, k, &shields))
                     };
                     self.crack_seed = self.crack_seed.wrapping_add(0x9e37_79b9);
                     let surface = CrackSurface::new(
@@ -675,6 +715,9 @@ impl BreakableBody {
                         &mut ledger,
                     );
                     pending.spawn(scope, ledgers.len(), state_at(k), forces_at(k), &ledger);
+                    if settings.crack_shielding {
+                        shields.extend(crack.shield);
+                    }
                     cracks.push(crack);
                     ledgers.push(ledger);
                 }

@@ -197,9 +197,7 @@ pub(crate) fn screen(parts: &[StressPart], threshold_pa: f64, exact_peak: bool) 
             let offset = screening.stresses.len() as u32;
             screening.stresses.extend(result.stresses);
             for (k, mut element) in result.hot {
-                if !element.exact {
-                    element.stress += offset;
-                }
+                element.stress += offset;
                 gathered[k as usize].push(element);
             }
         }
@@ -227,8 +225,9 @@ pub(crate) fn screen(parts: &[StressPart], threshold_pa: f64, exact_peak: bool) 
 }
 
 /// An element of a hot list: its σ₁ (exact) or an upper bound of it, as
-/// f32 (rounding is monotone, so a bound stays above its σ₁); a bound's
-/// stress, for the closed form, is `Screening::stresses[stress]`.
+/// f32 (rounding is monotone, so a bound stays above its σ₁); its stress,
+/// for the closed form and for crack shielding, is
+/// `Screening::stresses[stress]`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HotElement {
     key: f32,
@@ -296,14 +295,42 @@ impl HotSample {
         None
     }
 
-    /// The hottest remaining stress point above the threshold: (σ₁, point).
-    pub(crate) fn pop_hottest(
+    /// The hottest remaining stress point above the threshold once
+    /// relieved: (relieved σ₁, point). `relieved(point, stress)` is the σ₁
+    /// of the point's stress after the shielding of the cracks so far,
+    /// never above its σ₁ ([`super::CrackShield::relieve`]), so points are taken in σ₁ order until the next σ₁ is not above the
+    /// best relieved one found. Points passed over stay for the next call;
+    /// points relieved to the threshold or below are dropped, as more
+    /// cracks only relieve them more. `passed` is scratch.
+    pub(crate) fn pop_hottest_relieved(
         &mut self,
         threshold_pa: f64,
         stresses: &[[f32; 6]],
-    ) -> Option<(f32, u32)> {
-        self.peek_hottest(threshold_pa, stresses)?;
-        self.heap.pop().map(|e| (e.key, e.point))
+        relieved: impl Fn(u32, &[f32; 6]) -> f64,
+        passed: &mut Vec<HotElement>,
+    ) -> Option<(f64, u32)> {
+        passed.clear();
+        let mut best: Option<(f64, HotElement)> = None;
+        while let Some(key) = self.peek_hottest(threshold_pa, stresses) {
+            if best.is_some_and(|(b, _)| f64::from(key) <= b) {
+                break;
+            }
+            let Some(top) = self.heap.pop() else { break };
+            let sigma1 = relieved(top.point, &stresses[top.stress as usize]);
+            if sigma1 <= threshold_pa {
+                continue;
+            }
+            match best {
+                Some((b, _)) if sigma1 <= b => passed.push(top),
+                _ => {
+                    if let Some((_, previous)) = best.replace((sigma1, top)) {
+                        passed.push(previous);
+                    }
+                }
+            }
+        }
+        self.heap.extend(passed.drain(..));
+        best.map(|(sigma1, e)| (sigma1, e.point))
     }
 }
 
@@ -437,9 +464,10 @@ fn evaluate_group(
                         key: sigma1 as f32,
                         exact: true,
                         point,
-                        stress: u32::MAX,
+                        stress: result.stresses.len() as u32,
                     },
                 ));
+                result.stresses.push(std::array::from_fn(|c| voigt[c]));
             }
         }
     }

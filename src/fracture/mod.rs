@@ -14,6 +14,7 @@ mod impact_stress;
 mod initiation;
 mod pattern;
 mod propagate;
+mod shielding;
 mod state;
 mod stress;
 mod surface;
@@ -31,6 +32,7 @@ pub use impact::{ContactPoint, Counters, FractureSettings, ImpactOutcome, Impact
 pub use impact_stress::ImpactStress;
 pub use pattern::{emd_1d, Pattern, PatternDistance, PatternWeights};
 pub use propagate::{propagate, propagate_deferred, Crack, CrackScratch, CrackStop, EnergyBalance};
+pub use shielding::{CrackShield, TractionFactors};
 pub use state::FractureState;
 pub use stress::{max_principal_stress, principal_direction};
 pub use surface::{resolved_octaves, CrackSurface, MAX_NOISE_OCTAVES};

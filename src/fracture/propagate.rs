@@ -3,6 +3,7 @@
 //! edges, stopped by the energy balance of eqs. 3.7–3.8 and by other cracks.
 
 use super::energy::EnergyLedger;
+use super::shielding::{CrackShield, SurfaceMoments};
 use super::surface::CrackSurface;
 use super::FractureState;
 use crate::mesh::{TetMesh, NO_NEIGHBOUR, TET_EDGES};
@@ -42,6 +43,9 @@ pub struct Crack {
     pub available_energy_j: f64,
     /// Why propagation stopped.
     pub stop: CrackStop,
+    /// Where it relieves stress for the cracks after it; `None` if it cut
+    /// nothing.
+    pub shield: Option<CrackShield>,
 }
 
 /// Material and model constants of the energy stop.
@@ -61,6 +65,8 @@ struct Section {
     crossings: [(usize, f64); 4],
     crossing_count: usize,
     area_m2: f64,
+    /// The crossing points, in order around the section.
+    corners: [Point3<f64>; 4],
 }
 
 /// `s < 0` is one side, `s ≥ 0` the other (Glondu's crossing rule).
@@ -91,10 +97,28 @@ fn section(points: &[Point3<f64>; 4], values: &[f64; 4]) -> Section {
         }
         _ => 0.0,
     };
+    let corners = match count {
+        4 => [at[0], at[2], at[3], at[1]],
+        _ => at,
+    };
     Section {
         crossings,
         crossing_count: count,
         area_m2,
+        corners,
+    }
+}
+
+impl Section {
+    /// Adds the section's triangles, relative to `origin`, to `moments`.
+    fn add_to(&self, origin: &Point3<f64>, moments: &mut SurfaceMoments) {
+        let c = self.corners.map(|p| p - origin);
+        if self.crossing_count >= 3 {
+            moments.add_triangle(c[0], c[1], c[2]);
+        }
+        if self.crossing_count == 4 {
+            moments.add_triangle(c[0], c[2], c[3]);
+        }
     }
 }
 
@@ -117,6 +141,10 @@ pub struct CrackScratch {
     queue: VecDeque<(usize, Section, Option<f64>)>,
     /// Both nodes of every edge cut since the fragments were last updated.
     seeds: Vec<u32>,
+    /// The current crack's surface moments, for its shield.
+    moments: SurfaceMoments,
+    /// The mesh's mean edge length (m).
+    element_m: f64,
 }
 
 impl CrackScratch {
@@ -130,6 +158,8 @@ impl CrackScratch {
             tet_crack: vec![0; mesh.tet_count()],
             queue: VecDeque::new(),
             seeds: Vec::new(),
+            moments: SurfaceMoments::default(),
+            element_m: mesh.mean_edge_length(),
         }
     }
 
@@ -143,6 +173,7 @@ impl CrackScratch {
             self.crack = 1;
         }
         self.queue.clear();
+        self.moments.clear();
     }
 
     /// Re-labels the fragments the cracks propagated since the last update
@@ -259,6 +290,7 @@ pub fn propagate_deferred(
         fracture_energy_j: 0.0,
         available_energy_j: 0.0,
         stop: CrackStop::Collision,
+        shield: None,
     };
     if state.is_damaged(start) {
         return crack;
@@ -276,6 +308,7 @@ pub fn propagate_deferred(
         crack.elements += 1;
         crack.area_m2 += cut.area_m2;
         crack.fracture_energy_j += cut.area_m2 * balance.toughness_j_m2;
+        cut.add_to(&origin, &mut scratch.moments);
         ledger.enter(e, cut.area_m2 * balance.energy_length_m, eta);
         let tet = mesh.tets()[e];
         for &(local, t) in &cut.crossings[..cut.crossing_count] {
@@ -326,6 +359,7 @@ pub fn propagate_deferred(
         }
     }
     crack.available_energy_j = ledger.known_j();
+    crack.shield = scratch.moments.shield(origin, normal, scratch.element_m);
     crack.stop = if stopped_by_energy {
         CrackStop::Energy
     } else if collided {
