@@ -254,6 +254,15 @@ pub(super) struct SessionConfig {
     /// hand is the one the log's `hand_path` event holds.
     #[serde(default)]
     trial: Option<TrialSettings>,
+    /// Whether fragments of at least `OWN_BASIS_MIN_TETS` intact tets get
+    /// modal bases of their own (a study's model trials do without).
+    #[serde(default = "own_bases_by_default")]
+    pub(super) own_bases: bool,
+}
+
+/// Logs written before `own_bases` was recorded had them.
+fn own_bases_by_default() -> bool {
+    true
 }
 
 /// What a study trial changes in its scene: the two alternatives'
@@ -408,6 +417,7 @@ impl SessionConfig {
             sync_ratio: args.sync_ratio,
             direct: args.direct,
             trial: None,
+            own_bases: true,
         })
     }
 
@@ -436,12 +446,17 @@ impl SessionConfig {
             sync_ratio: None,
             direct: false,
             trial: None,
+            own_bases: true,
         })
     }
 
     /// One trial of the study: its device, seed, clock and settings; the
     /// simulated arm's hand is the path the log's `hand_path` event will
-    /// hold.
+    /// hold. A lockstep trial (the model's) gives no fragment a basis of
+    /// its own: the model never strikes a broken plate's pieces (it turns
+    /// to the other plate), and its session would wait for every analysis
+    /// (seconds per fragment). A person may strike them again; in real
+    /// time the analyses are adopted as they finish.
     pub(super) fn for_trial(
         &self,
         device: &str,
@@ -454,6 +469,7 @@ impl SessionConfig {
             seed,
             lockstep,
             trial: Some(trial),
+            own_bases: !lockstep,
             ..self.clone()
         }
     }
@@ -637,10 +653,12 @@ fn run_once(
     let mut world = World::from_scene(&scene, &assets, config.seed, &threads)?;
     // Ordinary priority: the analyses take only what the real-time threads
     // leave. Not cached: fragment meshes rarely repeat.
-    let modal_threads = rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("tessera-modal-{i}"))
-        .build()?;
-    world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
+    if config.own_bases {
+        let modal_threads = rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("tessera-modal-{i}"))
+            .build()?;
+        world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
+    }
     let opened = open_device(config, run, stop)?;
     let hand = match (&run.hand_path, &config.hand_script) {
         (Some(path), _) => Some(path.clone()),

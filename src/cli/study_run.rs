@@ -1002,11 +1002,6 @@ fn run_trial(
         *kept = Some(assets.clone());
     }
     let mut world = World::from_scene(&scene, &assets, inputs.seed, threads)?;
-    let modal_threads = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .thread_name(|i| format!("tessera-modal-{i}"))
-        .build()?;
-    world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
     let names: Vec<&str> = study
         .stimulus
         .alternatives
@@ -1078,6 +1073,13 @@ fn run_trial(
         lockstep,
         trial,
     );
+    if config.own_bases {
+        let modal_threads = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|i| format!("tessera-modal-{i}"))
+            .build()?;
+        world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
+    }
     let recorder = Recorder::create(&inputs.log, serde_json::to_value(&config)?)?;
     let seconds = study.trial_time_limit_s.unwrap_or(if lockstep {
         DEFAULT_TRIAL_LIMIT_S

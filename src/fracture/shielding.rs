@@ -111,18 +111,7 @@ impl SurfaceMoments {
         let projector = Matrix3::identity() - n * n.transpose();
         let in_plane = projector * covariance * projector;
         let eigen = SymmetricEigen::new(in_plane);
-        let (largest, _) =
-            eigen
-                .eigenvalues
-                .iter()
-                .enumerate()
-                .fold((0, f64::NEG_INFINITY), |best, (i, &v)| {
-                    if v > best.1 {
-                        (i, v)
-                    } else {
-                        best
-                    }
-                });
+        let largest = eigen.eigenvalues.imax();
         let mut u: Vector3<f64> = projector * eigen.eigenvectors.column(largest).into_owned();
         if u.norm() == 0.0 {
             return None;
