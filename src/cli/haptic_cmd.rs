@@ -265,6 +265,19 @@ fn own_bases_by_default() -> bool {
     true
 }
 
+/// Gives `world`'s fragments of at least `OWN_BASIS_MIN_TETS` intact tets
+/// bases of their own, analysed on `threads` threads (rayon's default if
+/// `None`) of ordinary priority: the analyses take only what the
+/// real-time threads leave. Not cached: fragment meshes rarely repeat.
+pub(super) fn enable_own_bases(world: &mut World, threads: Option<usize>) -> anyhow::Result<()> {
+    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("tessera-modal-{i}"));
+    if let Some(threads) = threads {
+        pool = pool.num_threads(threads);
+    }
+    world.enable_own_bases(BasisWorker::spawn(None, pool.build()?)?, OWN_BASIS_MIN_TETS);
+    Ok(())
+}
+
 /// What a study trial changes in its scene: the two alternatives'
 /// materials at the trial's levels and the condition's haptic options.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -651,13 +664,8 @@ fn run_once(
         trial.set_haptic(&mut haptic);
     }
     let mut world = World::from_scene(&scene, &assets, config.seed, &threads)?;
-    // Ordinary priority: the analyses take only what the real-time threads
-    // leave. Not cached: fragment meshes rarely repeat.
     if config.own_bases {
-        let modal_threads = rayon::ThreadPoolBuilder::new()
-            .thread_name(|i| format!("tessera-modal-{i}"))
-            .build()?;
-        world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
+        enable_own_bases(&mut world, None)?;
     }
     let opened = open_device(config, run, stop)?;
     let hand = match (&run.hand_path, &config.hand_script) {

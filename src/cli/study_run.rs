@@ -35,7 +35,6 @@ use tessera::config::{Design, MaterialLibrary, Scene, Study};
 use tessera::device::{
     sim_arm_spec, ArmModel, Device, HandScript, HandTrajectory, SafetySettings, SimulatedArm,
 };
-use tessera::fracture::BasisWorker;
 use tessera::haptics::{
     serve, BodyWatch, DeviceKeeper, ServeInputs, ServerOptions, SessionControls, ViewFeed,
     HAPTIC_RATE_HZ,
@@ -48,7 +47,7 @@ use tessera::study::{
     Staircase, TrialRecord,
 };
 use tessera::ui::{Viewer, ViewerOptions};
-use tessera::world::{SceneAssets, World, OWN_BASIS_MIN_TETS};
+use tessera::world::{SceneAssets, World};
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -1074,11 +1073,7 @@ fn run_trial(
         trial,
     );
     if config.own_bases {
-        let modal_threads = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|i| format!("tessera-modal-{i}"))
-            .build()?;
-        world.enable_own_bases(BasisWorker::spawn(None, modal_threads)?, OWN_BASIS_MIN_TETS);
+        super::haptic_cmd::enable_own_bases(&mut world, Some(1))?;
     }
     let recorder = Recorder::create(&inputs.log, serde_json::to_value(&config)?)?;
     let seconds = study.trial_time_limit_s.unwrap_or(if lockstep {

@@ -678,15 +678,14 @@ impl BreakableBody {
                     // cracked or in stress a crack relieved, and a crack
                     // does not start where the Rankine test fails. Then at
                     // the hottest element itself.
-                    let origin_tet = self
+                    let (origin_tet, origin_stress) = self
                         .weak_points
                         .nearest(&centre, |tet| self.can_initiate(tet as usize))
-                        .map(|tet| tet as usize)
-                        .filter(|&tet| max_principal_stress(&voigt(tet, k, &shields)) > threshold)
-                        .unwrap_or(hottest);
+                        .map(|tet| (tet as usize, voigt(tet as usize, k, &shields)))
+                        .filter(|(_, stress)| max_principal_stress(stress) > threshold)
+                        .unwrap_or_else(|| (hottest, voigt(hottest, k, &shields)));
                     // Open normal to the largest principal stress (eqs. 3.5–3.6),
                     // of the start element if it is in tension, else of the hottest.
-                    let origin_stress = voigt(origin_tet, k, &shields);
                     let direction = if max_principal_stress(&origin_stress) > 0.0 {
                         principal_direction(&origin_stress)
                     } else {
