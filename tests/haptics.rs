@@ -11,7 +11,7 @@ use tessera::device::{
 };
 use tessera::haptics::{
     serve, CouplingGains, DeviceKeeper, Integration, KeeperError, Motion, ProxyState, Scaling,
-    ServeInputs, ServerOptions, Summary, VirtualCoupling, Wrench,
+    ServeInputs, ServerOptions, Summary, VirtualCoupling, Wrench, KEEPER_PRIORITY,
 };
 use tessera::session::{Recorder, SessionReader};
 use tessera::world::{Counters, SceneAssets, StepInputs, World};
@@ -726,7 +726,19 @@ fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() 
     let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Never lost.
     let (device, _) = flaky_push_arm((f64::NAN, f64::NAN), &sent, &released);
-    let keeper = DeviceKeeper::keep(Box::new(device)).expect("kept");
+    let keeper = DeviceKeeper::keep(Box::new(device), true).expect("kept");
+    // SCHED_FIFO below the haptic thread, or the reason it was refused.
+    let realtime = keeper.realtime();
+    assert!(realtime.requested);
+    assert!(
+        (realtime.policy == "SCHED_FIFO" && realtime.priority == KEEPER_PRIORITY)
+            || realtime.errors.iter().any(|e| e.starts_with("SCHED_FIFO")),
+        "{realtime:?}"
+    );
+    assert_eq!(
+        realtime.cpu, None,
+        "the keeper leaves the CPUs to the haptic thread"
+    );
     let count = || sent.lock().unwrap().len();
     let mut boundaries = Vec::new();
     for _ in 0..2 {

@@ -847,8 +847,20 @@ fn person_device(args: &RunArgs, stop: &Stop) -> anyhow::Result<PersonDevice> {
     let text =
         assets::read_text(&path).with_context(|| format!("device profile {}", path.display()))?;
     let opened = open_hid(&path, &text, args.wait_for_device, stop)?;
+    let keeper = DeviceKeeper::keep(opened.device, true)?;
+    let realtime = keeper.realtime();
+    if realtime.errors.is_empty() {
+        eprintln!("device keeper: {}/{}", realtime.policy, realtime.priority);
+    } else {
+        eprintln!(
+            "device keeper: {}/{} ({})",
+            realtime.policy,
+            realtime.priority,
+            realtime.errors.join("; ")
+        );
+    }
     Ok(PersonDevice::Hid {
-        keeper: Box::new(DeviceKeeper::keep(opened.device)?),
+        keeper: Box::new(keeper),
         name: opened.name,
         deadman_button: opened.deadman_button,
     })

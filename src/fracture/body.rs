@@ -47,6 +47,10 @@ pub struct BreakableBody {
     pub(super) noise_octaves: usize,
     /// Impacts taken so far.
     pub(super) impacts: u64,
+    /// The DOFs of each load (sorted) of the body's last
+    /// [`super::impact::STAYING_CHECKS`] impact or held-load checks, which
+    /// decide how the next check's residual shapes are solved.
+    pub(super) recent_load_dofs: std::collections::VecDeque<Vec<Vec<usize>>>,
     /// The modal states of the last impact's samples, for
     /// [`Self::last_impact_stress`]; `None` before the body's first.
     pub(super) last_impact_states: Option<Arc<[f32]>>,
@@ -157,6 +161,7 @@ impl BreakableBody {
             noise_octaves,
             material,
             impacts: 0,
+            recent_load_dofs: Default::default(),
             last_impact_states: None,
             last_impact_residual: None,
             held: false,
@@ -317,6 +322,7 @@ impl BreakableBody {
             crack_seed: self.crack_seed ^ fragment.id.wrapping_mul(0x2545_f491),
             // A fragment's impacts are its own.
             impacts: 0,
+            recent_load_dofs: Default::default(),
             last_impact_states: None,
             last_impact_residual: None,
             held: false,
@@ -397,6 +403,7 @@ impl BreakableBody {
             stiffness: self.stiffness,
             crack_seed: self.crack_seed,
             impacts: 0,
+            recent_load_dofs: Default::default(),
             last_impact_states: None,
             last_impact_residual: None,
             held: false,

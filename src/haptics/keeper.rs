@@ -18,8 +18,17 @@
 //! the longest time the device went without a command
 //! ([`DeviceKeeper::take_longest_gap_s`]), over sessions and hand-overs
 //! alike.
+//!
+//! With `realtime`, the keeper's thread asks for SCHED_FIFO at
+//! [`KEEPER_PRIORITY`] (below the haptic thread's, above the world being
+//! built), unpinned, and reports what it obtained
+//! ([`DeviceKeeper::realtime`]). It never spins: it sleeps between its
+//! ticks in slices of [`HANDOVER_SLICE`], and for a whole tick at a time
+//! while a session holds the device, so that a real-time thread that
+//! waits leaves its CPU to the others.
 
 use super::deadlines::Deadlines;
+use super::realtime::{request_at, CpuPin, RealtimeReport, KEEPER_PRIORITY};
 use super::server::HAPTIC_RATE_HZ;
 use crate::device::{
     Device, DeviceCommand, DeviceError, DeviceSpec, DeviceState, Safety, SafetySettings,
@@ -107,6 +116,9 @@ pub enum KeeperError {
     /// A session already holds the device.
     #[error("the kept device is already lent to a session")]
     AlreadyLent,
+    /// The keeper thread ended before it started commanding.
+    #[error("the device keeper thread ended before it started")]
+    Ended,
 }
 
 /// Owns a device across sessions and commands it between them (module
@@ -115,12 +127,14 @@ pub enum KeeperError {
 pub struct DeviceKeeper {
     shared: Arc<Shared>,
     spec: DeviceSpec,
+    realtime: RealtimeReport,
     thread: Option<JoinHandle<()>>,
 }
 
 impl DeviceKeeper {
-    /// Starts commanding `device` (already open) at the haptic rate.
-    pub fn keep(device: Box<dyn Device>) -> Result<Self, KeeperError> {
+    /// Starts commanding `device` (already open) at the haptic rate, its
+    /// thread at SCHED_FIFO if `realtime` (module docs).
+    pub fn keep(device: Box<dyn Device>, realtime: bool) -> Result<Self, KeeperError> {
         let spec = device.spec().clone();
         let safety = Safety::new(device, SafetySettings::for_spec(&spec))?;
         let shared = Arc::new(Shared {
@@ -133,18 +147,41 @@ impl DeviceKeeper {
             last_command_ns: AtomicU64::new(NEVER),
             longest_gap_ns: AtomicU64::new(0),
         });
+        let (report_tx, report_rx) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("tessera-keeper".into())
             .spawn({
                 let shared = Arc::clone(&shared);
-                move || keep_commanding(safety, &shared)
+                move || {
+                    let report = request_at(realtime, CpuPin::None, KEEPER_PRIORITY);
+                    let _ = report_tx.send(report);
+                    keep_commanding(safety, &shared)
+                }
             })
             .map_err(KeeperError::Spawn)?;
-        Ok(Self {
+        let mut keeper = Self {
             shared,
             spec,
+            realtime: RealtimeReport {
+                requested: realtime,
+                policy: String::new(),
+                priority: 0,
+                memory_locked: false,
+                cpu: None,
+                cpu_choice: String::new(),
+                errors: Vec::new(),
+            },
             thread: Some(thread),
-        })
+        };
+        // The thread sends its report before its first tick; dropping the
+        // keeper on failure stops the thread and releases the device.
+        keeper.realtime = report_rx.recv().map_err(|_| KeeperError::Ended)?;
+        Ok(keeper)
+    }
+
+    /// The scheduling the keeper's thread obtained.
+    pub fn realtime(&self) -> &RealtimeReport {
+        &self.realtime
     }
 
     /// The device's spec.
@@ -186,13 +223,13 @@ impl Drop for DeviceKeeper {
 /// The keeper thread: commands the device while no session holds it.
 fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
     let tick_s = 1.0 / HAPTIC_RATE_HZ;
-    let sleeper = spin_sleep::SpinSleeper::default();
     let mut device = Some(safety);
     let mut deadlines = Deadlines::new(Instant::now(), tick_s);
     let mut tick = 0u64;
     while !shared.stop.load(Ordering::Acquire) {
         // Sleeps in slices, so that a session asking for the device gets it
-        // within a slice, not a whole tick.
+        // within a slice, not a whole tick; while a session holds it, a
+        // tick at a time (the session's give-back waits for the next).
         let due = deadlines.due(tick);
         loop {
             let now = Instant::now();
@@ -200,7 +237,12 @@ fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
             if now >= due || asked || shared.stop.load(Ordering::Acquire) {
                 break;
             }
-            sleeper.sleep((due - now).min(HANDOVER_SLICE));
+            let slice = if device.is_some() {
+                HANDOVER_SLICE
+            } else {
+                Duration::from_secs_f64(tick_s)
+            };
+            std::thread::sleep((due - now).min(slice));
         }
         deadlines.started(tick, Instant::now());
         tick += 1;

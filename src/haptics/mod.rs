@@ -26,7 +26,7 @@ pub use haptic_loop::{LoopError, Notice};
 pub use keeper::{DeviceKeeper, KeeperError, KeptDevice};
 pub use realtime::{
     simulation_threads, CpuPin, HostSteal, ParseCpuPinError, PinError, RealtimeReport,
-    SimulationRealtime, SIMULATION_PRIORITY,
+    SimulationRealtime, KEEPER_PRIORITY, SIMULATION_PRIORITY,
 };
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{

@@ -64,10 +64,21 @@ impl std::str::FromStr for CpuPin {
     }
 }
 
+/// SCHED_FIFO priority of a study's device keeper (the thread that
+/// commands a device between trials): below the haptic thread's, which
+/// it must never delay, above the simulation's and every ordinary thread,
+/// which builds the next trial's world meanwhile.
+pub const KEEPER_PRIORITY: i32 = 60;
+
 /// Requests SCHED_FIFO for the calling thread, pins it as `pin` says and
 /// locks the process's memory if `request`; reports the policy in effect
 /// either way.
 pub(super) fn request(request: bool, pin: CpuPin) -> RealtimeReport {
+    request_at(request, pin, FIFO_PRIORITY)
+}
+
+/// [`request`] at SCHED_FIFO `priority`.
+pub(super) fn request_at(request: bool, pin: CpuPin, priority: i32) -> RealtimeReport {
     let mut errors = Vec::new();
     let mut memory_locked = false;
     let (mut cpu, mut cpu_choice) = (None, "not pinned".to_owned());
@@ -77,7 +88,7 @@ pub(super) fn request(request: bool, pin: CpuPin) -> RealtimeReport {
             Ok(None) => {}
             Err(e) => errors.push(e.to_string()),
         }
-        if let Err(e) = fifo_calling_thread(FIFO_PRIORITY) {
+        if let Err(e) = fifo_calling_thread(priority) {
             errors.push(format!("SCHED_FIFO: {e}"));
         }
         #[cfg(target_os = "linux")]

@@ -22,6 +22,18 @@
 //! `X`. The iteration contracts component i by `|σ| / (λ_i + |σ|)`, and
 //! only the modes above the retained ones remain, so it converges in two or
 //! three solves.
+//!
+//! An impact's loads are point loads on a few DOFs (a contact's triangle),
+//! and a body's contacts come back to the same DOFs check after check (a
+//! plate on its supports, a pile settling). [`StaticCorrection::point_load_shapes`]
+//! therefore solves the shape of a unit load on each DOF once, keeps it
+//! (least recently used dropped past `UNIT_SHAPE_CACHE_BYTES`), and
+//! forms each load's shape by linearity, `r(p) = Σ_d p_d r(e_d)`. Unit
+//! shapes are solved in batches of exactly `UNIT_BATCH` columns on one
+//! thread: faer's solve rounds a column differently for different column
+//! counts, but alike whichever columns share its batch, so a DOF's shape has
+//! the same bits whether it was solved cold or taken from the cache, and a
+//! replay in a fresh process computes what the session did.
 
 use super::eigen::{rigid_basis, shifted_matrix, CholeskyFactor, EigenError};
 use crate::config::Material;
@@ -30,6 +42,9 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::matmul::matmul;
 use faer::reborrow::ReborrowMut;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// Relative error of a residual shape at which the fixed point stops: a
 /// hundredth of a percent of a part of the stress, which is compared with
@@ -39,6 +54,15 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 const TOLERANCE: f64 = 1e-4;
 /// Fixed-point iterations before the last one is taken as it is.
 const MAX_ITERATIONS: usize = 50;
+
+/// Columns of every solve of unit shapes (module docs): wide enough that
+/// the factor is read once for several DOFs (a contact loads 9 or 18), and
+/// fixed, so that a shape's rounding does not depend on its batch.
+const UNIT_BATCH: usize = 8;
+
+/// Bytes of unit shapes one correction keeps: the 5 contacts of a plate on
+/// its pegs and a ball (45 DOFs) on a 30 000-DOF body, with room to spare.
+const UNIT_SHAPE_CACHE_BYTES: usize = 16 << 20;
 
 /// The factor of `K − σM` of a body and what the residual shapes need
 /// beside it.
@@ -50,15 +74,80 @@ pub struct StaticCorrection {
     mass: Vec<f64>,
     /// The six rigid motions, x-space, M-orthonormal.
     rigid: Mat<f64>,
+    /// Shapes of unit loads on single DOFs, for the modes of the first
+    /// [`Self::point_load_shapes`] call.
+    unit_shapes: Mutex<UnitShapes>,
+}
+
+/// Unit shapes by DOF, least recently used dropped first past a byte cap.
+#[derive(Debug, Default)]
+struct UnitShapes {
+    /// The modes (their count and the highest eigenvalue's bits) the shapes
+    /// are residual to; other modes clear the cache.
+    modes: Option<(usize, u64)>,
+    by_dof: HashMap<usize, (Arc<[f64]>, u64)>,
+    /// Counts uses, to find the least recently used.
+    clock: u64,
+    bytes: usize,
+}
+
+impl UnitShapes {
+    /// Empties the cache unless it holds shapes residual to `modes`.
+    fn serve_modes(&mut self, modes: (usize, u64)) {
+        if self.modes != Some(modes) {
+            *self = Self {
+                modes: Some(modes),
+                ..Self::default()
+            };
+        }
+    }
+
+    fn get(&mut self, dof: usize) -> Option<Arc<[f64]>> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.by_dof.get_mut(&dof).map(|(shape, used)| {
+            *used = clock;
+            Arc::clone(shape)
+        })
+    }
+
+    /// Keeps `shape` and drops the least recently used shapes while more
+    /// than `cap_bytes` are held (the newest is always kept).
+    fn insert(&mut self, dof: usize, shape: Arc<[f64]>, cap_bytes: usize) {
+        self.clock += 1;
+        self.bytes += std::mem::size_of_val(&*shape);
+        if let Some((old, _)) = self.by_dof.insert(dof, (shape, self.clock)) {
+            self.bytes -= std::mem::size_of_val(&*old);
+        }
+        while self.bytes > cap_bytes && self.by_dof.len() > 1 {
+            let Some(oldest) = self
+                .by_dof
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(&d, _)| d)
+            else {
+                break;
+            };
+            if let Some((old, _)) = self.by_dof.remove(&oldest) {
+                self.bytes -= std::mem::size_of_val(&*old);
+            }
+        }
+    }
 }
 
 impl StaticCorrection {
-    /// Bytes held: the factor of `K − σM`, the lumped masses and the rigid
-    /// motions.
+    /// Bytes held: the factor of `K − σM`, the lumped masses, the rigid
+    /// motions and the unit shapes kept now.
     pub fn bytes(&self) -> usize {
         self.factor.bytes()
             + (self.mass.len() + self.rigid.nrows() * self.rigid.ncols())
                 * std::mem::size_of::<f64>()
+            + self.unit_shapes().bytes
+    }
+
+    fn unit_shapes(&self) -> std::sync::MutexGuard<'_, UnitShapes> {
+        // A panic while the cache is held leaves whole entries only.
+        self.unit_shapes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// From the eigensolver's factor of `K − shift·M` (lumped `mass`) and
@@ -77,6 +166,7 @@ impl StaticCorrection {
             shift,
             mass: mass.to_vec(),
             rigid,
+            unit_shapes: Mutex::default(),
         }
     }
 
@@ -111,21 +201,41 @@ impl StaticCorrection {
     ///
     /// From `r₀ = 0`, k solves leave an error of at most `ρ^k ‖r‖` (M-norm)
     /// with `ρ = |σ| / (λ_m + |σ|)`, which bounds the contraction over the
-    /// modes left out: the iteration stops once that is below 1e-4, one
-    /// solve for the shipped bodies (ρ ≈ 1e-6 to 1e-5).
+    /// modes left out: a column stops once that bound or its own change is
+    /// below 1e-4, one solve for the shipped bodies (ρ ≈ 1e-6 to 1e-5).
+    /// A column's iterations do not depend on the other columns. The
+    /// products and the solve run on the current rayon pool.
     pub fn residual_shapes(
         &self,
         loads: MatRef<'_, f64>,
         modes: MatRef<'_, f64>,
         highest_eigenvalue: f64,
     ) -> Mat<f64> {
+        self.residual_shapes_in(loads, modes, highest_eigenvalue, Par::rayon(0))
+    }
+
+    /// [`Self::residual_shapes`], with the products and the solve in `par`.
+    fn residual_shapes_in(
+        &self,
+        loads: MatRef<'_, f64>,
+        modes: MatRef<'_, f64>,
+        highest_eigenvalue: f64,
+        par: Par,
+    ) -> Mat<f64> {
         let (n, count) = (loads.nrows(), loads.ncols());
         debug_assert_eq!(n, self.dofs());
-        let par = Par::rayon(0);
         // b = p − M R Rᵀ p − M X Xᵀ p.
         let mut b = loads.to_owned();
         for basis in [self.rigid.as_ref(), modes] {
-            let coefficients = basis.transpose() * loads;
+            let mut coefficients = Mat::<f64>::zeros(basis.ncols(), count);
+            matmul(
+                coefficients.as_mut(),
+                Accum::Replace,
+                basis.transpose(),
+                loads,
+                1.0,
+                par,
+            );
             let mut part = Mat::<f64>::zeros(n, count);
             matmul(
                 part.as_mut(),
@@ -150,6 +260,7 @@ impl StaticCorrection {
             1.0
         };
         let mut error_bound = 1.0;
+        let mut converged = vec![false; count];
         for _ in 0..MAX_ITERATIONS {
             for j in 0..count {
                 for i in 0..n {
@@ -159,16 +270,93 @@ impl StaticCorrection {
             self.factor
                 .solve_in_place(next.as_mut(), par, MemStack::new(&mut mem));
             self.project(next.as_mut(), modes);
-            let change = (&next - &shapes).norm_l2();
-
-            let size = next.norm_l2();
-            std::mem::swap(&mut shapes, &mut next);
             error_bound *= contraction;
-            if error_bound <= TOLERANCE || change <= TOLERANCE * size {
+            for (j, done) in converged.iter_mut().enumerate() {
+                if *done {
+                    continue;
+                }
+                let change = (next.col(j) - shapes.col(j)).norm_l2();
+                let size = next.col(j).norm_l2();
+                shapes.col_mut(j).copy_from(next.col(j));
+                *done = error_bound <= TOLERANCE || change <= TOLERANCE * size;
+            }
+            if converged.iter().all(|&done| done) {
                 break;
             }
         }
         shapes
+    }
+
+    /// The residual shape of each of `loads` (sparse columns: DOF and
+    /// force, N per unit force), formed from the shapes of unit loads on
+    /// their DOFs (module docs): column c of the result is load c's shape
+    /// (m per N). `modes` and `highest_eigenvalue` are as for
+    /// [`Self::residual_shapes`] and must be the same at every call (the
+    /// basis's own); other modes empty the kept shapes.
+    ///
+    /// Missing unit shapes are solved in parallel batches in the current
+    /// rayon pool. The result agrees with [`Self::residual_shapes`] of the
+    /// dense loads to the iteration's tolerance, and its bits do not depend
+    /// on which shapes were kept before.
+    pub fn point_load_shapes(
+        &self,
+        loads: &[Vec<(usize, f64)>],
+        modes: MatRef<'_, f64>,
+        highest_eigenvalue: f64,
+    ) -> Mat<f64> {
+        let n = self.dofs();
+        let mut dofs: Vec<usize> = loads.iter().flatten().map(|&(dof, _)| dof).collect();
+        dofs.sort_unstable();
+        dofs.dedup();
+        let mut shapes: HashMap<usize, Arc<[f64]>> = HashMap::with_capacity(dofs.len());
+        let mut missing = Vec::new();
+        {
+            let mut kept = self.unit_shapes();
+            kept.serve_modes((modes.ncols(), highest_eigenvalue.to_bits()));
+            for &dof in &dofs {
+                match kept.get(dof) {
+                    Some(shape) => {
+                        shapes.insert(dof, shape);
+                    }
+                    None => missing.push(dof),
+                }
+            }
+        }
+        let solved: Vec<Vec<(usize, Arc<[f64]>)>> = missing
+            .par_chunks(UNIT_BATCH)
+            .map(|batch| {
+                let mut units = Mat::<f64>::zeros(n, UNIT_BATCH);
+                for (k, &dof) in batch.iter().enumerate() {
+                    units[(dof, k)] = 1.0;
+                }
+                // One thread per batch: a parallel product splits its work by
+                // the threads free, which would change its rounding.
+                let r =
+                    self.residual_shapes_in(units.as_ref(), modes, highest_eigenvalue, Par::Seq);
+                batch
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &dof)| (dof, (0..n).map(|i| r[(i, k)]).collect()))
+                    .collect()
+            })
+            .collect();
+        if !solved.is_empty() {
+            let mut kept = self.unit_shapes();
+            for (dof, shape) in solved.into_iter().flatten() {
+                kept.insert(dof, Arc::clone(&shape), UNIT_SHAPE_CACHE_BYTES);
+                shapes.insert(dof, shape);
+            }
+        }
+        let mut out = Mat::<f64>::zeros(n, loads.len());
+        for (c, load) in loads.iter().enumerate() {
+            for (dof, f) in load {
+                let shape = &shapes[dof];
+                for (i, r) in shape.iter().enumerate() {
+                    out[(i, c)] += f * r;
+                }
+            }
+        }
+        out
     }
 
     /// `u ← u − R Rᵀ M u − X Xᵀ M u`.
@@ -300,6 +488,96 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Point loads spread over a few nodes, as a contact's: shapes formed
+    /// from unit shapes agree with the shapes of the dense loads, and a
+    /// DOF's unit shape has the same bits whether it was solved alone, in a
+    /// batch with other DOFs at another place in it, or taken from the
+    /// kept shapes.
+    #[test]
+    fn point_load_shapes_are_unit_shapes_summed_and_do_not_depend_on_their_batch() {
+        // A plate large enough that faer's solve takes its blocked paths,
+        // where the count of columns changes the rounding.
+        let mesh = box_mesh([0.1, 0.1, 0.005], [8, 8, 2], None).unwrap();
+        let elastic = ElasticMesh::new(&mesh, ElementOrder::Quadratic);
+        let material = MaterialLibrary::builtin().get("porcelain").unwrap().clone();
+        let stiffness = elastic.stiffness(&material);
+        let mass = elastic.lumped_mass(material.density_kg_m3);
+        let n = mass.len();
+        let settings = EigenSettings::new(10);
+        let solution =
+            lowest_modes(&stiffness, &mass, elastic.nodes(), &settings, &|_| {}).unwrap();
+        let modes = solution.shapes.as_ref();
+        let highest = solution.eigenvalues[9];
+        let spread = |nodes: [usize; 3], direction: [f64; 3]| -> Vec<(usize, f64)> {
+            let weights = [0.5, 0.3, 0.2];
+            nodes
+                .iter()
+                .zip(weights)
+                .flat_map(|(&node, w)| (0..3).map(move |a| (3 * node + a, w * direction[a])))
+                .collect()
+        };
+        let loads = vec![
+            spread([40, 41, 52], [0.0, 0.6, -0.8]),
+            spread([3, 7, 11], [1.0, 0.0, 0.0]),
+        ];
+        let mut dense = Mat::<f64>::zeros(n, loads.len());
+        for (c, load) in loads.iter().enumerate() {
+            for &(dof, f) in load {
+                dense[(dof, c)] += f;
+            }
+        }
+        let cold = StaticCorrection::new(&elastic, &material, settings.shift).unwrap();
+        let summed = cold.point_load_shapes(&loads, modes, highest);
+        let direct = cold.residual_shapes(dense.as_ref(), modes, highest);
+        assert!(
+            (&summed - &direct).norm_l2() < 1e-9 * direct.norm_l2(),
+            "summed {:e} against direct {:e}",
+            (&summed - &direct).norm_l2(),
+            direct.norm_l2()
+        );
+        // Each DOF solved in a batch of its own (cold), and all of them in
+        // one batch, then read back from the kept shapes.
+        let dofs = [2, 9, 30, 64, 100, 121, 140, 200];
+        let kept = StaticCorrection::new(&elastic, &material, settings.shift).unwrap();
+        let together: Vec<(usize, f64)> = dofs.iter().map(|&dof| (dof, 1.0)).collect();
+        kept.point_load_shapes(&[together], modes, highest);
+        let bytes_before = kept.bytes();
+        for dof in dofs {
+            let probe = vec![vec![(dof, 1.0)]];
+            let alone = cold.point_load_shapes(&probe, modes, highest);
+            let from_kept = kept.point_load_shapes(&probe, modes, highest);
+            for i in 0..n {
+                assert_eq!(
+                    alone[(i, 0)].to_bits(),
+                    from_kept[(i, 0)].to_bits(),
+                    "unit load on DOF {dof}, DOF {i}: {} against {}",
+                    alone[(i, 0)],
+                    from_kept[(i, 0)]
+                );
+            }
+        }
+        assert_eq!(kept.bytes(), bytes_before, "the shapes were kept");
+    }
+
+    #[test]
+    fn kept_unit_shapes_stay_under_their_cap_dropping_the_least_recently_used() {
+        let mut kept = UnitShapes::default();
+        kept.serve_modes((10, 1.0f64.to_bits()));
+        let shape = |v: f64| -> Arc<[f64]> { vec![v; 100].into() };
+        let cap = 3 * 100 * std::mem::size_of::<f64>();
+        for dof in 0..3 {
+            kept.insert(dof, shape(dof as f64), cap);
+        }
+        assert!(kept.get(0).is_some());
+        kept.insert(3, shape(3.0), cap);
+        assert_eq!(kept.bytes, cap);
+        assert!(kept.get(1).is_none(), "the least recently used goes");
+        assert!(kept.get(0).is_some() && kept.get(2).is_some() && kept.get(3).is_some());
+        kept.serve_modes((11, 1.0f64.to_bits()));
+        assert!(kept.get(0).is_none(), "other modes empty the cache");
+        assert_eq!(kept.bytes, 0);
     }
 
     #[test]
