@@ -775,8 +775,10 @@ fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() 
     assert!(gap_s > 0.0 && gap_s.is_finite(), "{gap_s}");
     // A figure, not a limit (`-- --nocapture` shows it).
     eprintln!(
-        "longest time without a command over two sessions and their hand-overs: {:.3} ms",
-        gap_s * 1e3
+        "longest time without a command over two sessions and their hand-overs: {:.3} ms (keeper {}/{})",
+        gap_s * 1e3,
+        keeper.realtime().policy,
+        keeper.realtime().priority
     );
     drop(keeper);
     assert!(
