@@ -21,14 +21,17 @@
 //!
 //! With `realtime`, the keeper's thread asks for SCHED_FIFO at
 //! [`KEEPER_PRIORITY`] (below the haptic thread's, above the world being
-//! built), unpinned, and reports what it obtained
+//! built), unpinned and without locking memory (`mlockall` with
+//! `MCL_FUTURE` makes every later allocation of the process fault in and
+//! lock all its pages; the haptic thread asks for it when a real-time
+//! session starts), and reports what it obtained
 //! ([`DeviceKeeper::realtime`]). It never spins: it sleeps between its
 //! ticks in slices of [`HANDOVER_SLICE`], and for a whole tick at a time
 //! while a session holds the device, so that a real-time thread that
 //! waits leaves its CPU to the others.
 
 use super::deadlines::Deadlines;
-use super::realtime::{request_at, CpuPin, RealtimeReport, KEEPER_PRIORITY};
+use super::realtime::{request_fifo, RealtimeReport, KEEPER_PRIORITY};
 use super::server::HAPTIC_RATE_HZ;
 use crate::device::{
     Device, DeviceCommand, DeviceError, DeviceSpec, DeviceState, Safety, SafetySettings,
@@ -153,7 +156,7 @@ impl DeviceKeeper {
             .spawn({
                 let shared = Arc::clone(&shared);
                 move || {
-                    let report = request_at(realtime, CpuPin::None, KEEPER_PRIORITY);
+                    let report = request_fifo(realtime, KEEPER_PRIORITY);
                     let _ = report_tx.send(report);
                     keep_commanding(safety, &shared)
                 }

@@ -70,15 +70,33 @@ impl std::str::FromStr for CpuPin {
 /// which builds the next trial's world meanwhile.
 pub const KEEPER_PRIORITY: i32 = 60;
 
+/// Requests SCHED_FIFO at `priority` for the calling thread, neither
+/// pinned nor locking memory (the haptic thread locks it for the process
+/// when its session starts), if `request`; reports the policy in effect
+/// either way.
+pub(super) fn request_fifo(request: bool, priority: i32) -> RealtimeReport {
+    let mut errors = Vec::new();
+    if request {
+        if let Err(e) = fifo_calling_thread(priority) {
+            errors.push(format!("SCHED_FIFO: {e}"));
+        }
+    }
+    let (policy, priority) = current_policy();
+    RealtimeReport {
+        requested: request,
+        policy,
+        priority,
+        memory_locked: false,
+        cpu: None,
+        cpu_choice: "not pinned".to_owned(),
+        errors,
+    }
+}
+
 /// Requests SCHED_FIFO for the calling thread, pins it as `pin` says and
 /// locks the process's memory if `request`; reports the policy in effect
 /// either way.
 pub(super) fn request(request: bool, pin: CpuPin) -> RealtimeReport {
-    request_at(request, pin, FIFO_PRIORITY)
-}
-
-/// [`request`] at SCHED_FIFO `priority`.
-pub(super) fn request_at(request: bool, pin: CpuPin, priority: i32) -> RealtimeReport {
     let mut errors = Vec::new();
     let mut memory_locked = false;
     let (mut cpu, mut cpu_choice) = (None, "not pinned".to_owned());
@@ -88,7 +106,7 @@ pub(super) fn request_at(request: bool, pin: CpuPin, priority: i32) -> RealtimeR
             Ok(None) => {}
             Err(e) => errors.push(e.to_string()),
         }
-        if let Err(e) = fifo_calling_thread(priority) {
+        if let Err(e) = fifo_calling_thread(FIFO_PRIORITY) {
             errors.push(format!("SCHED_FIFO: {e}"));
         }
         #[cfg(target_os = "linux")]
