@@ -356,6 +356,7 @@ fn devices_lists_the_shipped_profiles() {
 fn drop_json_reports_each_height_and_writes_frames() {
     let dir = tempfile::tempdir().unwrap();
     let frames = dir.path().join("frames");
+    let patterns = dir.path().join("patterns");
     let out = tessera(
         &[
             "drop",
@@ -366,6 +367,8 @@ fn drop_json_reports_each_height_and_writes_frames() {
             "--json",
             "--frames",
             frames.to_str().unwrap(),
+            "--pattern",
+            patterns.to_str().unwrap(),
         ],
         dir.path(),
     );
@@ -390,6 +393,21 @@ fn drop_json_reports_each_height_and_writes_frames() {
     assert!(written > 50, "{written} frames for a ~1.1 s run at 10 ms");
     let first = std::fs::read_to_string(frames.join("h4.000/frame_00000.obj")).unwrap();
     assert!(first.lines().any(|l| l.starts_with("f ")));
+    // The landing's pattern: in the report, and as a file for `pattern`
+    // (none for the height that did not break).
+    assert!(runs[0]["pattern"].is_null());
+    let split = &runs[1]["pattern"];
+    assert!(split["fragments"].as_u64().unwrap() >= 2, "{split}");
+    assert!(!patterns.join("h0.000.json").exists());
+    let file = patterns.join("h4.000.json");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(&written, split);
+    let file = file.to_str().unwrap();
+    let same = tessera(&["pattern", file, file, "--json"], dir.path());
+    assert!(same.status.success());
+    let distance: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    assert_eq!(distance["distance"]["total"], 0.0);
 
     let bad = tessera(&["drop", "--heights", "1:0:0.5"], dir.path());
     assert!(!bad.status.success());

@@ -7,7 +7,8 @@ use tessera::config::{MaterialLibrary, Scene};
 use tessera::fracture::{BasisWorker, BreakableBody, StaticLoad};
 use tessera::modal::{analyse, EigenSettings};
 use tessera::world::{
-    drop_run, place_above, Adoption, BodyId, Counters, SceneAssets, StepInputs, World,
+    drop_run, place_above, Adoption, BodyId, Counters, FractureEvent, SceneAssets, StepInputs,
+    World,
 };
 
 mod common;
@@ -498,9 +499,10 @@ fn same_scene_and_seed_give_identical_states() {
 }
 
 #[test]
-fn fragments_break_again() {
+fn fragments_break_again_and_whole_body_splits_carry_their_patterns() {
     let (scene, assets) = load("bricks");
     let mut world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
+    world.record_split_patterns(true);
     for _ in 0..150 {
         world.step(&StepInputs::default(), threads(), &mut Counters::default());
     }
@@ -519,6 +521,26 @@ fn fragments_break_again() {
             (total - event.parent_mass_kg).abs() < tolerance_kg,
             "{event:?}"
         );
+        if event.name.contains('/') {
+            assert!(
+                event.pattern.is_none(),
+                "{}: a fragment's split",
+                event.name
+            );
+            continue;
+        }
+        let pattern = event.pattern.as_ref().expect("a whole body's split");
+        // One piece of the pattern per piece of the split, bodies or debris.
+        assert_eq!(
+            pattern.fragments + pattern.gap_fragments,
+            event.fragments.len() + event.debris,
+            "{}",
+            event.name
+        );
+        // The pieces' areas tile the body but for its gap slivers.
+        let covered: f64 = pattern.fragment_areas.iter().sum();
+        assert!(covered <= 1.0 + 1e-9 && covered > 0.9, "{covered}");
+        assert!(!pattern.crack_lengths.is_empty());
     }
 }
 

@@ -2,7 +2,8 @@
 # The drop thresholds of `tile-on-supports` per tile mesh: the ball dropped
 # from 0.05 m to 3 m in 0.05 m steps (`tessera drop`); the first height
 # that cracks the tile and the first that splits it, the pieces there and
-# at the three heights above, and the landing's
+# at the three heights above (at the end, and the landing split's pattern:
+# `drop --pattern`), and the landing's
 # computed contact at a few heights: the elastic contact's impulse, the
 # impulse the bodies exchanged (its unloading scaled by the pair's
 # restitution) over m·v, which should be smooth in the height.
@@ -31,6 +32,10 @@ split = [i for i, r in enumerate(runs) if r["fragments"] >= 2]
 if split:
     print("  pieces just above it: " + ", ".join("%.2f m: %d" % (r["height_m"], r["fragments"])
           for r in runs[split[0]:split[0] + 4]))
+    print("  the landing split there (pieces + gap slivers, cracks, junctions): " + ", ".join(
+          "%.2f m: %d + %d, %d, %d" % (r["height_m"], p["fragments"], p["gap_fragments"],
+          len(p["crack_lengths"]), len(p["junction_degrees"]))
+          for r in runs[split[0]:split[0] + 4] for p in [r["pattern"]] if p))
 print("  height_m  landing_m/s  elastic_N·s  exchanged_N·s  J/mv  peak_N  contact_us  restitution")
 for r in runs:
     i = r.get("first_impact")

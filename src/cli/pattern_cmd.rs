@@ -1,5 +1,6 @@
 //! `tessera pattern`: the distance between two fracture patterns (Glondu
-//! 2012 eq. 5.1), each written by `tessera fracture --pattern FILE`.
+//! 2012 eq. 5.1), each written by `tessera fracture --pattern FILE` or
+//! `tessera drop --pattern DIR`.
 
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -7,7 +8,8 @@ use tessera::fracture::{Pattern, PatternWeights};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Two pattern files (`tessera fracture … --pattern FILE`).
+    /// Two pattern files (`tessera fracture … --pattern FILE`, `tessera
+    /// drop … --pattern DIR`).
     #[arg(num_args = 2, required = true, value_name = "PATTERN")]
     patterns: Vec<PathBuf>,
     /// The weights w_frag,w_crack,w_junc of eq. (5.1); Glondu's by default.
@@ -83,7 +85,7 @@ fn read_pattern(path: &Path) -> anyhow::Result<Pattern> {
         .with_context(|| format!("pattern file {}", path.display()))?;
     let pattern: Pattern = serde_json::from_str(&text).with_context(|| {
         format!(
-            "pattern file {}: not a pattern written by `tessera fracture --pattern`",
+            "pattern file {}: not a pattern written by `tessera fracture --pattern` or `tessera drop --pattern`",
             path.display()
         )
     })?;

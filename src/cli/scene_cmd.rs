@@ -107,6 +107,11 @@ pub struct DropArgs {
     /// per height) for ParaView.
     #[arg(long, value_name = "DIR")]
     pub frames: Option<PathBuf>,
+    /// Write the fracture pattern of each height's first split of the
+    /// target (Glondu §5.1, the file `fracture --pattern` writes) to
+    /// DIR/h<HEIGHT>.json, for `tessera pattern`.
+    #[arg(long, value_name = "DIR")]
+    pub pattern: Option<PathBuf>,
 }
 
 fn parse_heights(text: &str) -> anyhow::Result<Vec<f64>> {
@@ -159,6 +164,10 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
         (None, Some(h)) => vec![h],
         (None, None) => bail!("give --height or --heights"),
     };
+    if let Some(dir) = &args.pattern {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--pattern: creating {}", dir.display()))?;
+    }
     let (threads, _) = tessera::haptics::simulation_threads(false)?;
     let (scene, assets) = load_scene(&args.scene, None, cli, &threads)?;
     let bar = indicatif::ProgressBar::new(heights.len() as u64);
@@ -186,6 +195,11 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
             &threads,
             &mut counters,
         )?;
+        if let (Some(dir), Some(pattern)) = (&args.pattern, &run.pattern) {
+            let path = dir.join(format!("h{height:.3}.json"));
+            std::fs::write(&path, serde_json::to_string_pretty(pattern)?)
+                .with_context(|| format!("writing the pattern to {}", path.display()))?;
+        }
         runs.push(TimedDrop {
             run,
             step_ms_mean: counters.step_total_s * 1e3 / counters.steps.max(1) as f64,
@@ -237,6 +251,15 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
             step_ms_mean,
             step_ms_max,
         );
+    }
+    for r in &runs {
+        if let Some(pattern) = &r.run.pattern {
+            println!(
+                "{:.3} m, first split: {}",
+                r.run.height_m,
+                super::pattern_cmd::summary(pattern)
+            );
+        }
     }
     Ok(())
 }

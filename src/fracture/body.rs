@@ -292,6 +292,16 @@ impl BreakableBody {
         pieces
     }
 
+    /// The fracture pattern (Glondu §5.1) of this body broken into
+    /// `pieces` (its [`Self::fragments`]); `None` for a fragment body,
+    /// whose mesh also holds its siblings, so that areas and cracks over
+    /// the whole mesh are not its own.
+    pub fn pattern(&self, pieces: &[Fragment]) -> Option<super::Pattern> {
+        self.region
+            .is_none()
+            .then(|| super::Pattern::of(&self.mesh, &self.state, pieces))
+    }
+
     /// The body standing for `fragment` (one of [`Self::fragments`]): same
     /// mesh, basis and fracture state, cracks starting only in its intact
     /// tets (its cut tets are damaged and cannot crack again).

@@ -6,7 +6,8 @@ use super::shapes::{contact_radius_m, fragment_shape, Surface};
 use super::units::{glam, vector};
 use super::{BodyId, Breakable, Counters, EventTimes, StepInputs, World, WorldBody};
 use crate::fracture::{
-    ContactEnd, ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, StaticLoad,
+    ContactEnd, ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, Pattern,
+    StaticLoad,
 };
 use nalgebra::Vector3;
 use rapier3d::dynamics::MassProperties;
@@ -81,6 +82,11 @@ pub struct FractureEvent {
     pub momentum_after_n_s: [f64; 3],
     /// The fragments' total momentum (N·s).
     pub fragments_momentum_n_s: [f64; 3],
+    /// The fracture pattern of the split (Glondu §5.1), if the world
+    /// records them ([`World::record_split_patterns`]) and the body that
+    /// split was whole (not itself a fragment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<Pattern>,
 }
 
 /// An impact check of the last step, cracked or not: the contact the
@@ -527,9 +533,16 @@ impl World {
             contact_impulse_n_s: contact_impulse.into(),
             momentum_after_n_s: (linvel * parent_mass_kg).into(),
             fragments_momentum_n_s: [0.0; 3],
+            pattern: None,
         };
         let pieces = result.pieces;
         if pieces.len() > 1 {
+            if self.record_patterns {
+                event.pattern = self
+                    .body(id)
+                    .and_then(|b| b.breakable.as_ref())
+                    .and_then(|b| b.body.pattern(&pieces));
+            }
             let t = Instant::now();
             self.replace_by_fragments(id, &pieces, &mut event);
             times.insertion_s = t.elapsed().as_secs_f64();

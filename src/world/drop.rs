@@ -6,6 +6,7 @@ use super::{
     write_obj_frame, BodyId, Counters, ImpactCheck, SceneAssets, StepInputs, World, WorldError,
 };
 use crate::config::{ConfigError, Scene};
+use crate::fracture::Pattern;
 use nalgebra::{Isometry3, Translation3, Vector3};
 use serde::Serialize;
 use std::path::Path;
@@ -36,6 +37,9 @@ pub struct DropRun {
     pub steps: u64,
     /// Simulated time (s).
     pub simulated_s: f64,
+    /// The fracture pattern (Glondu §5.1) of the target's first split:
+    /// the landing's cracks, before any piece breaks again.
+    pub pattern: Option<Pattern>,
 }
 
 /// Frames to write during a drop: one OBJ every `every_steps` steps.
@@ -76,6 +80,7 @@ pub fn drop_run(
         .into());
     }
     let mut world = World::from_scene(scene, assets, seed, threads)?;
+    world.record_split_patterns(true);
     let body = world
         .find(&spec.body)
         .expect("validated: the drop body exists");
@@ -129,10 +134,8 @@ pub fn drop_run(
         .iter()
         .filter(|e| world.descends_from(e.body, target))
         .collect();
-    let break_time_s = events
-        .iter()
-        .find(|e| !e.fragments.is_empty())
-        .map(|e| e.time_s);
+    let first_split = events.iter().find(|e| !e.fragments.is_empty());
+    let break_time_s = first_split.map(|e| e.time_s);
     let fragments = world
         .bodies()
         .filter(|(id, _)| world.descends_from(*id, target))
@@ -151,6 +154,7 @@ pub fn drop_run(
         fracture_events: events.len(),
         steps,
         simulated_s: world.time_s(),
+        pattern: first_split.and_then(|e| e.pattern.clone()),
     })
 }
 

@@ -182,6 +182,8 @@ pub struct World {
     impacts: Vec<ImpactCheck>,
     /// Fragments' own modal analyses, if enabled.
     own_bases: Option<own_basis::OwnBases>,
+    /// Whether a split's event carries its fracture pattern.
+    record_patterns: bool,
 }
 
 impl World {
@@ -214,6 +216,7 @@ impl World {
             contacts: Vec::new(),
             impacts: Vec::new(),
             own_bases: None,
+            record_patterns: false,
         }
     }
 
@@ -262,6 +265,13 @@ impl World {
         self.bodies()
             .find(|(_, b)| b.name == name)
             .map(|(id, _)| id)
+    }
+
+    /// Makes each later split of a whole body carry its fracture pattern
+    /// ([`FractureEvent::pattern`]). Off by default: the pattern is
+    /// computed over the whole mesh, in the step that splits the body.
+    pub fn record_split_patterns(&mut self, on: bool) {
+        self.record_patterns = on;
     }
 
     /// Whether `id` is `ancestor` or one of its fragments, at any depth.
