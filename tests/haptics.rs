@@ -774,12 +774,16 @@ fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() 
             "a session's end does not release a kept device"
         );
     }
-    let gap_s = keeper.take_longest_gap_s();
-    assert!(gap_s > 0.0 && gap_s.is_finite(), "{gap_s}");
-    // A figure, not a limit (`-- --nocapture` shows it).
+    let gaps = keeper.take_gaps();
+    assert!(
+        gaps.longest_s.is_finite() && gaps.handover_s > 0.0 && gaps.handover_s <= gaps.longest_s,
+        "{gaps:?}"
+    );
+    // Figures, not limits (`-- --nocapture` shows them).
     eprintln!(
-        "longest time without a command over two sessions and their hand-overs: {:.3} ms (keeper {}/{})",
-        gap_s * 1e3,
+        "longest time without a command over two sessions and their hand-overs: {:.3} ms, across the four hand-overs {:.3} ms (keeper {}/{})",
+        gaps.longest_s * 1e3,
+        gaps.handover_s * 1e3,
         keeper.realtime().policy,
         keeper.realtime().priority
     );

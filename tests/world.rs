@@ -7,8 +7,7 @@ use tessera::config::{MaterialLibrary, Scene};
 use tessera::fracture::{BasisWorker, BreakableBody, StaticLoad};
 use tessera::modal::{analyse, EigenSettings};
 use tessera::world::{
-    drop_run, place_above, Adoption, BodyId, Counters, FractureEvent, SceneAssets, StepInputs,
-    World,
+    drop_run, place_above, Adoption, BodyId, Counters, SceneAssets, StepInputs, World,
 };
 
 mod common;

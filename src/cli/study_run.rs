@@ -167,6 +167,9 @@ struct SessionHaptics {
     /// session's trials and the resets before them (ms); `None` for the
     /// simulated arm.
     longest_device_gap_ms: Option<f64>,
+    /// The same across the hand-overs between the keeper and the trials'
+    /// sessions alone (ms).
+    longest_handover_gap_ms: Option<f64>,
 }
 
 impl SessionHaptics {
@@ -180,10 +183,12 @@ impl SessionHaptics {
         self.max_period_error_us = self.max_period_error_us.max(h.period_error_us.max);
         self.late_over_1ms += h.late_over_1ms;
         self.setup_s_max = self.setup_s_max.max(ran.setup_s);
-        if let Some(gap_s) = ran.device_gap_s {
-            let gap_ms = gap_s * 1e3;
-            self.longest_device_gap_ms =
-                Some(self.longest_device_gap_ms.map_or(gap_ms, |g| g.max(gap_ms)));
+        if let Some(gaps) = ran.device_gaps {
+            let longest = |kept: Option<f64>, gap_s: f64| {
+                Some(kept.map_or(gap_s * 1e3, |g| g.max(gap_s * 1e3)))
+            };
+            self.longest_device_gap_ms = longest(self.longest_device_gap_ms, gaps.longest_s);
+            self.longest_handover_gap_ms = longest(self.longest_handover_gap_ms, gaps.handover_s);
         }
     }
 }
@@ -740,9 +745,12 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
                 haptics.setup_s_mean,
                 haptics.setup_s_max
             );
-            if let Some(gap_ms) = haptics.longest_device_gap_ms {
+            if let (Some(gap_ms), Some(handover_ms)) = (
+                haptics.longest_device_gap_ms,
+                haptics.longest_handover_gap_ms,
+            ) {
                 eprintln!(
-                    "session {session}: the device went at most {gap_ms:.1} ms without a command (trials and resets)"
+                    "session {session}: the device went at most {gap_ms:.1} ms without a command (trials and resets), {handover_ms:.1} ms across hand-overs"
                 );
             }
         }
@@ -904,9 +912,9 @@ struct TrialRun {
     model_efforts: [Option<f64>; 2],
     /// Wall time from the trial's start to its session's start (s).
     setup_s: f64,
-    /// The longest time a kept device went without a command since the
-    /// last trial ended (s).
-    device_gap_s: Option<f64>,
+    /// The longest times a kept device went without a command since the
+    /// last trial ended.
+    device_gaps: Option<tessera::haptics::CommandGaps>,
     haptic: tessera::haptics::LoopStats,
 }
 
@@ -1188,11 +1196,11 @@ fn run_trial(
         simulated_s: summary.seconds,
         model_efforts: model.map_or([None; 2], |m| m.efforts),
         setup_s,
-        device_gap_s: match inputs.participant {
+        device_gaps: match inputs.participant {
             Participant::Person {
                 device: PersonDevice::Hid { keeper, .. },
                 ..
-            } => Some(keeper.take_longest_gap_s()),
+            } => Some(keeper.take_gaps()),
             _ => None,
         },
         haptic: summary.haptic,

@@ -15,9 +15,9 @@
 //! since it started); a session's clock, which starts at 0, is shifted
 //! onto it at the take-over, so a driver that dates reports or runs a
 //! watchdog on `now_s` never sees time go back. The keeper also measures
-//! the longest time the device went without a command
-//! ([`DeviceKeeper::take_longest_gap_s`]), over sessions and hand-overs
-//! alike.
+//! the longest time the device went without a command, over sessions
+//! and hand-overs alike, and across hand-overs alone
+//! ([`DeviceKeeper::take_gaps`]).
 //!
 //! With `realtime`, the keeper's thread asks for SCHED_FIFO at
 //! [`KEEPER_PRIORITY`] (below the haptic thread's, above the world being
@@ -26,9 +26,14 @@
 //! lock all its pages; the haptic thread asks for it when a real-time
 //! session starts), and reports what it obtained
 //! ([`DeviceKeeper::realtime`]). It never spins: it sleeps between its
-//! ticks in slices of [`HANDOVER_SLICE`], and for a whole tick at a time
-//! while a session holds the device, so that a real-time thread that
-//! waits leaves its CPU to the others.
+//! ticks in slices of [`HANDOVER_SLICE`], and parks while a session holds
+//! the device, so that a real-time thread that waits leaves its CPU to the
+//! others.
+//!
+//! Neither hand-over leaves the device waiting for the rest of a tick: the
+//! keeper sends a zero command just before it lends the device, and a
+//! give-back wakes it to command the device at once and start its ticks
+//! from there.
 
 use super::deadlines::Deadlines;
 use super::realtime::{request_fifo, RealtimeReport, KEEPER_PRIORITY};
@@ -38,7 +43,7 @@ use crate::device::{
     SafetySettingsError,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::{Arc, Mutex, OnceLock, TryLockError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -71,18 +76,30 @@ struct Shared {
     /// Nanoseconds since `origin` of the last command, or [`NEVER`].
     last_command_ns: AtomicU64,
     /// The longest time between two commands since the last
-    /// [`DeviceKeeper::take_longest_gap_s`] (ns).
+    /// [`DeviceKeeper::take_gaps`] (ns).
     longest_gap_ns: AtomicU64,
+    /// The same, for two commands from different senders (a hand-over).
+    longest_handover_gap_ns: AtomicU64,
+    /// The last command was the keeper's.
+    last_by_keeper: AtomicBool,
+    /// The keeper's thread, which a give-back wakes.
+    keeper_thread: OnceLock<std::thread::Thread>,
 }
 
 impl Shared {
-    /// Records a command sent now.
-    fn commanded(&self) {
+    /// Records a command sent now by the keeper (`by_keeper`) or a
+    /// session.
+    fn commanded(&self, by_keeper: bool) {
         let now_ns = self.origin.elapsed().as_nanos() as u64;
         let last = self.last_command_ns.swap(now_ns, Ordering::AcqRel);
+        let last_by_keeper = self.last_by_keeper.swap(by_keeper, Ordering::AcqRel);
         if last != NEVER {
-            self.longest_gap_ns
-                .fetch_max(now_ns.saturating_sub(last), Ordering::AcqRel);
+            let gap_ns = now_ns.saturating_sub(last);
+            self.longest_gap_ns.fetch_max(gap_ns, Ordering::AcqRel);
+            if last_by_keeper != by_keeper {
+                self.longest_handover_gap_ns
+                    .fetch_max(gap_ns, Ordering::AcqRel);
+            }
         }
     }
 
@@ -105,6 +122,17 @@ impl Shared {
         // it half-written.
         self.slot.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// The longest times a kept device went without a command (s).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CommandGaps {
+    /// Between any two commands: within sessions, between them, and
+    /// across hand-overs (one tick when all is well).
+    pub longest_s: f64,
+    /// Across a hand-over: from the keeper's last command to a session's
+    /// first, or from a session's last to the keeper's first.
+    pub handover_s: f64,
 }
 
 /// What went wrong keeping a device.
@@ -149,6 +177,9 @@ impl DeviceKeeper {
             device_time_bits: AtomicU64::new(0.0f64.to_bits()),
             last_command_ns: AtomicU64::new(NEVER),
             longest_gap_ns: AtomicU64::new(0),
+            longest_handover_gap_ns: AtomicU64::new(0),
+            last_by_keeper: AtomicBool::new(true),
+            keeper_thread: OnceLock::new(),
         });
         let (report_tx, report_rx) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
@@ -156,6 +187,7 @@ impl DeviceKeeper {
             .spawn({
                 let shared = Arc::clone(&shared);
                 move || {
+                    let _ = shared.keeper_thread.set(std::thread::current());
                     let report = request_fifo(realtime, KEEPER_PRIORITY);
                     let _ = report_tx.send(report);
                     keep_commanding(safety, &shared)
@@ -207,10 +239,14 @@ impl DeviceKeeper {
         })
     }
 
-    /// The longest time the device went without a command since the last
-    /// call (s), and starts the next measurement.
-    pub fn take_longest_gap_s(&self) -> f64 {
-        self.shared.longest_gap_ns.swap(0, Ordering::AcqRel) as f64 * 1e-9
+    /// The longest times the device went without a command since the
+    /// last call, and starts the next measurement.
+    pub fn take_gaps(&self) -> CommandGaps {
+        let take = |ns: &AtomicU64| ns.swap(0, Ordering::AcqRel) as f64 * 1e-9;
+        CommandGaps {
+            longest_s: take(&self.shared.longest_gap_ns),
+            handover_s: take(&self.shared.longest_handover_gap_ns),
+        }
     }
 }
 
@@ -230,62 +266,58 @@ fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
     let mut deadlines = Deadlines::new(Instant::now(), tick_s);
     let mut tick = 0u64;
     while !shared.stop.load(Ordering::Acquire) {
-        // Sleeps in slices, so that a session asking for the device gets it
-        // within a slice, not a whole tick; while a session holds it, a
-        // tick at a time (the session's give-back waits for the next).
+        let Some(mut held) = device.take() else {
+            // Lent: wait for the session's give-back, which wakes this
+            // thread, and command the device at once.
+            let back = (!shared.wanted.load(Ordering::Acquire))
+                .then(|| shared.slot().take())
+                .flatten();
+            let Some(back) = back else {
+                std::thread::park_timeout(Duration::from_secs_f64(tick_s));
+                continue;
+            };
+            // A fresh safety layer: the session's soft start does not
+            // carry over.
+            let settings = SafetySettings::for_spec(back.spec());
+            match Safety::new(back, settings) {
+                Ok(back) => device = Some(back),
+                // Validated when kept; the spec cannot change.
+                Err(_) => return,
+            }
+            send_zero(device.as_mut().expect("just set"), shared);
+            deadlines = Deadlines::new(Instant::now(), tick_s);
+            tick = 1;
+            continue;
+        };
+        if shared.wanted.load(Ordering::Acquire) {
+            // A zero command just before the hand-over, so that the
+            // device's wait for the session's first command is the
+            // hand-over's, not the rest of a tick. The safety layer's
+            // state (its ramp, its watchdog) belongs to this keeper; the
+            // session brings its own.
+            send_zero(&mut held, shared);
+            *shared.slot() = Some(held.into_inner());
+            continue;
+        }
+        // Sleeps in slices, so that a session asking for the device gets
+        // it within a slice, not a whole tick.
         let due = deadlines.due(tick);
         loop {
             let now = Instant::now();
-            let asked = device.is_some() && shared.wanted.load(Ordering::Acquire);
-            if now >= due || asked || shared.stop.load(Ordering::Acquire) {
+            if now >= due
+                || shared.wanted.load(Ordering::Acquire)
+                || shared.stop.load(Ordering::Acquire)
+            {
                 break;
             }
-            let slice = if device.is_some() {
-                HANDOVER_SLICE
-            } else {
-                Duration::from_secs_f64(tick_s)
-            };
-            std::thread::sleep((due - now).min(slice));
+            std::thread::sleep((due - now).min(HANDOVER_SLICE));
         }
-        deadlines.started(tick, Instant::now());
-        tick += 1;
-        let wanted = shared.wanted.load(Ordering::Acquire);
-        match device.take() {
-            Some(held) if wanted => {
-                // The safety layer's state (its ramp, its watchdog) belongs
-                // to this keeper; the session brings its own.
-                *shared.slot() = Some(held.into_inner());
-            }
-            Some(mut held) => {
-                // A device that cannot be read gets the zero command of
-                // its last good state (an admittance arm is held where it
-                // was last seen); a session that takes it over reports
-                // the loss.
-                let now_s = shared.device_time(shared.keeper_clock_s());
-                let _ = match held.read(now_s) {
-                    Ok(state) => {
-                        let zero = held.filter().zero(&state);
-                        held.command(&zero, now_s)
-                    }
-                    Err(_) => held.fail_safe(now_s),
-                };
-                shared.commanded();
-                device = Some(held);
-            }
-            None if !wanted => {
-                // Given back: take it again at once, with a fresh safety
-                // layer (the session's soft start does not carry over).
-                if let Some(back) = shared.slot().take() {
-                    let settings = SafetySettings::for_spec(back.spec());
-                    match Safety::new(back, settings) {
-                        Ok(held) => device = Some(held),
-                        // Validated when kept; the spec cannot change.
-                        Err(_) => return,
-                    }
-                }
-            }
-            None => {}
+        if Instant::now() >= due {
+            deadlines.started(tick, Instant::now());
+            tick += 1;
+            send_zero(&mut held, shared);
         }
+        device = Some(held);
     }
     let back = device.or_else(|| {
         let inner = shared.slot().take()?;
@@ -296,6 +328,22 @@ fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
         let now_s = shared.device_time(shared.keeper_clock_s());
         let _ = held.release(now_s);
     }
+}
+
+/// Reads the device and sends the safety layer's zero command. A device
+/// that cannot be read gets the zero command of its last good state (an
+/// admittance arm is held where it was last seen); a session that takes it
+/// over reports the loss.
+fn send_zero(held: &mut Safety<Box<dyn Device>>, shared: &Shared) {
+    let now_s = shared.device_time(shared.keeper_clock_s());
+    let _ = match held.read(now_s) {
+        Ok(state) => {
+            let zero = held.filter().zero(&state);
+            held.command(&zero, now_s)
+        }
+        Err(_) => held.fail_safe(now_s),
+    };
+    shared.commanded(true);
 }
 
 /// A kept device lent to one session (see [`DeviceKeeper::lend`]).
@@ -334,13 +382,16 @@ impl KeptDevice {
         }
     }
 
-    /// Gives the device back to the keeper (which commands it again from
-    /// its next tick).
+    /// Gives the device back to the keeper, which wakes and commands it
+    /// at once.
     fn give_back(&mut self) {
         if let Some(device) = self.inner.take() {
             *self.shared.slot() = Some(device);
         }
         self.shared.wanted.store(false, Ordering::Release);
+        if let Some(keeper) = self.shared.keeper_thread.get() {
+            keeper.unpark();
+        }
     }
 }
 
@@ -365,7 +416,7 @@ impl Device for KeptDevice {
             Some(device) => device.command(command, t),
             None => Err(DeviceError::Disconnected),
         };
-        self.shared.commanded();
+        self.shared.commanded(false);
         sent
     }
 
