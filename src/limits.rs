@@ -80,7 +80,14 @@ pub fn physical_memory_bytes() -> Option<u64> {
 /// `Ok` when `estimate_bytes` (an `f64` so that overflowing products stay
 /// ordered) fits the budget; `what` names the request in the error.
 pub fn check_memory(what: impl FnOnce() -> String, estimate_bytes: f64) -> Result<(), LimitError> {
-    let budget = memory_budget_bytes();
+    check_against(what, estimate_bytes, memory_budget_bytes())
+}
+
+fn check_against(
+    what: impl FnOnce() -> String,
+    estimate_bytes: f64,
+    budget: u64,
+) -> Result<(), LimitError> {
     if estimate_bytes.is_nan() || estimate_bytes > budget as f64 {
         return Err(LimitError::Memory {
             what: what(),
@@ -93,6 +100,42 @@ pub fn check_memory(what: impl FnOnce() -> String, estimate_bytes: f64) -> Resul
         });
     }
     Ok(())
+}
+
+/// Parties sharing the memory budget now ([`share_memory`]); 0 when none.
+static SHARING: AtomicU64 = AtomicU64::new(0);
+
+/// While held, [`check_shared_memory`] checks against the budget divided
+/// among this share's parties and any other share's: work run at once
+/// (a scene's modal analyses) must fit the budget together.
+#[must_use = "the share lasts as long as the guard"]
+pub struct MemoryShare {
+    parties: u64,
+}
+
+/// Divides the memory budget among `parties` more, until the guard drops.
+pub fn share_memory(parties: usize) -> MemoryShare {
+    let parties = parties as u64;
+    SHARING.fetch_add(parties, Ordering::AcqRel);
+    MemoryShare { parties }
+}
+
+impl Drop for MemoryShare {
+    fn drop(&mut self) {
+        SHARING.fetch_sub(self.parties, Ordering::AcqRel);
+    }
+}
+
+/// [`check_memory`] against the budget divided among the parties that
+/// share it now ([`share_memory`]): for the large allocations of work that
+/// may run beside others of its kind. A request refused while shared may
+/// fit alone.
+pub fn check_shared_memory(
+    what: impl FnOnce() -> String,
+    estimate_bytes: f64,
+) -> Result<(), LimitError> {
+    let parties = SHARING.load(Ordering::Acquire).max(1);
+    check_against(what, estimate_bytes, memory_budget_bytes() / parties)
 }
 
 /// `Ok` when `count` is at most `limit` (and not NaN).
@@ -176,6 +219,26 @@ mod tests {
         assert!(text.contains("--max-memory"), "{text}");
         assert!(check_memory(|| "inf".into(), f64::INFINITY).is_err());
         assert!(check_memory(|| "nan".into(), f64::NAN).is_err());
+    }
+
+    #[test]
+    fn a_shared_budget_is_divided_among_its_parties() {
+        let budget = memory_budget_bytes() as f64;
+        assert!(check_shared_memory(|| "x".into(), budget * 0.4).is_ok());
+        {
+            let _three = share_memory(3);
+            let error = check_shared_memory(|| "x".into(), budget * 0.4).unwrap_err();
+            assert!(
+                matches!(error, LimitError::Memory { budget_bytes, .. } if budget_bytes == memory_budget_bytes() / 3),
+                "{error:?}"
+            );
+            assert!(check_shared_memory(|| "x".into(), budget * 0.3).is_ok());
+            assert!(
+                check_memory(|| "x".into(), budget * 0.4).is_ok(),
+                "an unshared check has the whole budget"
+            );
+        }
+        assert!(check_shared_memory(|| "x".into(), budget * 0.4).is_ok());
     }
 
     #[test]

@@ -431,6 +431,61 @@ fn drop_json_reports_each_height_and_writes_frames() {
 }
 
 #[test]
+fn analyses_refused_their_share_of_memory_run_again_alone() {
+    // Two tiles of one mesh in two materials: two analyses, which a scene
+    // runs at once, each within half the memory budget.
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("two-tiles.toml");
+    let tile = |name: &str, material: &str, x: f64| {
+        format!(
+            "[[body]]\nname = \"{name}\"\nkind = \"dynamic\"\n\
+             shape = {{ type = \"tet-mesh\", mesh = \"tile:0.15,0.006:24,2\" }}\n\
+             material = \"{material}\"\nposition_m = [{x}, 0.0, 0.01]\n"
+        )
+    };
+    std::fs::write(
+        &scene,
+        format!(
+            "[world]\nmodes = 30\n\n{}\n{}",
+            tile("a", "ceramic-tile", 0.3),
+            tile("b", "porcelain", -0.3)
+        ),
+    )
+    .unwrap();
+    let run = |max_memory_gib: &str| {
+        tessera(
+            &[
+                "--max-memory",
+                max_memory_gib,
+                "run",
+                "--scene",
+                scene.to_str().unwrap(),
+                "--seconds",
+                "0.01",
+            ],
+            dir.path(),
+        )
+    };
+    // One tile's factor (about 162 MB) does not fit 0.1 GiB: the error
+    // names the whole budget, not a share of it.
+    let refused = run("0.1");
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("body `a`") && message.contains("over the limit of 107.4 MB"),
+        "{message}"
+    );
+    // It fits 0.2 GiB alone but not half of it: run again alone, each
+    // analysis passes.
+    let alone = run("0.2");
+    assert!(
+        alone.status.success(),
+        "{}",
+        String::from_utf8_lossy(&alone.stderr)
+    );
+}
+
+#[test]
 fn run_json_reports_step_statistics_and_events() {
     let dir = tempfile::tempdir().unwrap();
     let out = tessera(

@@ -48,6 +48,79 @@ position_m = [0.0, 0.0, 0.2]
 "#;
 
 #[test]
+fn distinct_bodies_are_analysed_at_once_as_each_would_be_alone() {
+    let scene = parse(&format!(
+        "{BALL_ON_BOX}
+[world]
+modes = 12
+
+[[body]]
+name = \"bar\"
+kind = \"dynamic\"
+shape = {{ type = \"tet-mesh\", mesh = \"box:0.1,0.04,0.02:5,2,1\" }}
+material = \"ceramic-tile\"
+position_m = [0.3, 0.0, 0.2]
+
+[[body]]
+name = \"disc\"
+kind = \"dynamic\"
+shape = {{ type = \"tet-mesh\", mesh = \"plate:0.05,0.005:3,1\" }}
+material = \"porcelain\"
+position_m = [-0.3, 0.0, 0.2]
+
+[[body]]
+name = \"second bar\"
+kind = \"dynamic\"
+shape = {{ type = \"tet-mesh\", mesh = \"box:0.1,0.04,0.02:5,2,1\" }}
+material = \"ceramic-tile\"
+position_m = [0.3, 0.3, 0.2]
+"
+    ))
+    .unwrap();
+    let events = std::sync::Mutex::new(Vec::new());
+    let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, threads(), &|p| {
+        events
+            .lock()
+            .unwrap()
+            .push((p.body.to_string(), p.ended, p.finished, p.total))
+    })
+    .unwrap();
+    // One analysis per distinct mesh and material, each told as it starts
+    // and ends, whatever their order.
+    let events = events.into_inner().unwrap();
+    assert_eq!(events.len(), 4, "{events:?}");
+    assert!(events.iter().all(|e| e.3 == 2), "{events:?}");
+    for body in ["bar", "disc"] {
+        assert_eq!(
+            events.iter().filter(|e| e.0 == body && !e.1).count(),
+            1,
+            "{events:?}"
+        );
+    }
+    let ends: Vec<usize> = events.iter().filter(|e| e.1).map(|e| e.2).collect();
+    assert_eq!(ends, [1, 2], "{events:?}");
+    // Run beside another, an analysis gives the bits it gives alone.
+    let world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
+    for name in ["bar", "disc", "second bar"] {
+        let id = world.find(name).unwrap();
+        let (_, body) = world.bodies().find(|(b, _)| *b == id).unwrap();
+        let breakable = &body.breakable.as_ref().unwrap().body;
+        let mut settings = EigenSettings::new(12);
+        settings.element = scene.world.element;
+        let (alone, _) = analyse(
+            breakable.mesh(),
+            breakable.material(),
+            &settings,
+            None,
+            threads(),
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(breakable.basis().eigenvalues, alone.eigenvalues, "{name}");
+    }
+}
+
+#[test]
 fn every_shipped_scene_parses() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/scenes");
     let mut names = Vec::new();
@@ -440,20 +513,24 @@ fn bases_kept_from_the_last_trial_give_the_world_fresh_ones_give() {
         library.insert("ceramic-tile", tile).unwrap();
         library
     };
-    let analysed = std::cell::Cell::new(0);
+    let analysed = std::sync::atomic::AtomicUsize::new(0);
     let load_after_first = |library: &MaterialLibrary| {
-        analysed.set(0);
+        analysed.store(0, std::sync::atomic::Ordering::SeqCst);
         let assets = SceneAssets::load_with(
             &scene,
             library,
             None,
             threads(),
-            &|_| analysed.set(analysed.get() + 1),
+            &|progress| {
+                if !progress.ended {
+                    analysed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            },
             &|path| std::fs::read(path),
             Some(&first),
         )
         .unwrap();
-        (assets, analysed.get())
+        (assets, analysed.load(std::sync::atomic::Ordering::SeqCst))
     };
     let weaker = with_tile(&|tile| tile.rankine_threshold_pa *= 0.5);
     let (kept, analyses) = load_after_first(&weaker);

@@ -70,15 +70,21 @@ pub(super) fn prepare_scene(
         scene.set_array_count(count)?;
     }
     let cache = ModalCache::new(default_cache_dir());
-    let bar = indicatif::ProgressBar::new_spinner();
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template("modal analyses {pos}/{len} {wide_msg}")
+            .expect("a valid template"),
+    );
     let assets = SceneAssets::load_with(
         &scene,
         library,
         Some(&cache),
         threads,
-        &|body| {
-            bar.set_message(format!("modal analysis of `{body}`"));
-            bar.tick();
+        &|progress| {
+            bar.set_length(progress.total as u64);
+            bar.set_position(progress.finished as u64);
+            if !progress.ended {
+                bar.set_message(format!("(`{}` …)", progress.body));
+            }
         },
         read,
         previous,

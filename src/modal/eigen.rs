@@ -223,7 +223,7 @@ pub fn lowest_modes(
     // The Krylov basis (a few times the wanted pairs), the polish block and
     // its images: n values per column.
     let columns = 4.0 * (settings.modes + settings.guard) as f64;
-    crate::limits::check_memory(
+    crate::limits::check_shared_memory(
         || format!("{} modes of a body of {n} DOFs", settings.modes),
         n as f64 * columns * 8.0,
     )?;
@@ -440,7 +440,7 @@ impl CholeskyFactor {
         )
         .map_err(|_| not_positive_definite())?;
         let scratch = symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default());
-        crate::limits::check_memory(
+        crate::limits::check_shared_memory(
             || {
                 format!(
                     "the Cholesky factor of K − σM ({} nonzeros for {} DOFs)",

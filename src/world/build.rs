@@ -6,14 +6,17 @@ use super::units::glam;
 use super::{Breakable, World, WorldBody};
 use crate::config::{BodyKind, ConfigError, Material, MaterialLibrary, Scene, ShapeSpec};
 use crate::fracture::BreakableBody;
+use crate::limits::LimitError;
 use crate::mesh::{MeshError, TetMesh};
-use crate::modal::{analyse, EigenSettings, ModalBasis, ModalCache, ModalError};
+use crate::modal::{analyse, EigenError, EigenSettings, ModalBasis, ModalCache, ModalError};
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use rapier3d::dynamics::MassProperties;
 use rapier3d::dynamics::RigidBodyBuilder;
 use rapier3d::geometry::ColliderBuilder;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Why a scene could not become a world.
@@ -96,16 +99,39 @@ pub struct SceneAssets {
     analysis: (usize, crate::fem::ElementOrder),
 }
 
+/// A scene's modal analysis starting or ending ([`SceneAssets::load`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AnalysisProgress<'a> {
+    /// The first body (in the scene's order) of the analysed mesh and
+    /// material.
+    pub body: &'a str,
+    /// Whether its analysis ended (it starts otherwise).
+    pub ended: bool,
+    /// Analyses finished so far (this one included when it ends).
+    pub finished: usize,
+    /// Analyses the scene needs.
+    pub total: usize,
+}
+
+/// A distinct (mesh, material) of a scene's breakable bodies to analyse.
+struct PendingAnalysis {
+    key: (String, String),
+    body: String,
+    tets: TetMesh,
+    material: Arc<Material>,
+}
+
 impl SceneAssets {
     /// Resolves the scene's materials and runs (or loads from `cache`) the
-    /// modal analyses on `threads`; `on_analysis` is called with the
-    /// body's name before each.
+    /// modal analyses on `threads`, all at once (each within its share of
+    /// the memory budget; one refused for memory runs again alone after
+    /// the others); `on_analysis` is told as each starts and ends.
     pub fn load(
         scene: &Scene,
         library: &MaterialLibrary,
         cache: Option<&ModalCache>,
         threads: &rayon::ThreadPool,
-        on_analysis: &dyn Fn(&str),
+        on_analysis: &(dyn Fn(AnalysisProgress<'_>) + Sync),
     ) -> Result<Self, WorldError> {
         Self::load_with(
             scene,
@@ -130,7 +156,7 @@ impl SceneAssets {
         library: &MaterialLibrary,
         cache: Option<&ModalCache>,
         threads: &rayon::ThreadPool,
-        on_analysis: &dyn Fn(&str),
+        on_analysis: &(dyn Fn(AnalysisProgress<'_>) + Sync),
         read: &dyn Fn(&std::path::Path) -> std::io::Result<Vec<u8>>,
         previous: Option<&SceneAssets>,
     ) -> Result<Self, WorldError> {
@@ -140,6 +166,7 @@ impl SceneAssets {
             analysis: (scene.world.modes, scene.world.element),
         };
         let previous = previous.filter(|p| p.analysis == assets.analysis);
+        let mut pending: Vec<PendingAnalysis> = Vec::new();
         for spec in &scene.bodies {
             let material = Arc::new(
                 library
@@ -158,7 +185,7 @@ impl SceneAssets {
                 continue;
             };
             let key = (mesh.clone(), spec.material.clone());
-            if assets.bases.contains_key(&key) {
+            if assets.bases.contains_key(&key) || pending.iter().any(|p| p.key == key) {
                 continue;
             }
             let kept = previous.and_then(|p| {
@@ -180,16 +207,59 @@ impl SceneAssets {
                 .resolve_mesh(mesh)
                 .and_then(|m| m.load_with(read))
                 .map_err(mesh_error)?;
-            on_analysis(&spec.name);
-            let mut settings = EigenSettings::new(scene.world.modes);
-            settings.element = scene.world.element;
-            let (basis, _) = analyse(&tets, &material, &settings, cache, threads, &|_| {})
-                .map_err(|source| WorldError::Modal {
-                    path: scene.path.clone(),
-                    body: spec.name.clone(),
-                    source,
-                })?;
-            assets.bases.insert(key, (Arc::new(tets), Arc::new(basis)));
+            pending.push(PendingAnalysis {
+                key,
+                body: spec.name.clone(),
+                tets,
+                material,
+            });
+        }
+        let mut settings = EigenSettings::new(scene.world.modes);
+        settings.element = scene.world.element;
+        let done = AtomicUsize::new(0);
+        let total = pending.len();
+        let analyse_one = |p: &PendingAnalysis| {
+            on_analysis(AnalysisProgress {
+                body: &p.body,
+                ended: false,
+                finished: done.load(Ordering::Acquire),
+                total,
+            });
+            let result = analyse(&p.tets, &p.material, &settings, cache, threads, &|_| {});
+            let finished = done.fetch_add(1, Ordering::AcqRel) + 1;
+            on_analysis(AnalysisProgress {
+                body: &p.body,
+                ended: true,
+                finished,
+                total,
+            });
+            result.map(|(basis, _)| basis)
+        };
+        let results: Vec<_> = {
+            let _share = crate::limits::share_memory(pending.len());
+            threads.install(|| pending.par_iter().map(analyse_one).collect())
+        };
+        for (p, result) in pending.into_iter().zip(results) {
+            let memory_refused = matches!(
+                &result,
+                Err(ModalError::Eigen(EigenError::Limit(
+                    LimitError::Memory { .. }
+                )))
+            );
+            let result = if memory_refused && total > 1 {
+                done.fetch_sub(1, Ordering::AcqRel);
+                analyse_one(&p)
+            } else {
+                result
+            };
+            let basis = result.map_err(|source| WorldError::Modal {
+                path: scene.path.clone(),
+                body: p.body.clone(),
+                source,
+            })?;
+            assets
+                .bases
+                .insert(p.key, (Arc::new(p.tets), Arc::new(basis)));
         }
         Ok(assets)
     }

@@ -21,7 +21,7 @@ mod sub;
 mod units;
 
 pub use breaking::{FractureEvent, FractureKind, ImpactCheck};
-pub use build::{SceneAssets, WorldError};
+pub use build::{AnalysisProgress, SceneAssets, WorldError};
 pub use contacts::BodyContact;
 pub use drop::{drop_run, place_above, DropRun, FrameOutput};
 pub use extract::Extraction;
