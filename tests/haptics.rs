@@ -739,8 +739,8 @@ fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() 
         realtime.cpu, None,
         "the keeper leaves the CPUs to the haptic thread"
     );
-    // mlockall(MCL_FUTURE) would make every later allocation of this
-    // process fault in and lock its pages: the haptic thread's to ask.
+    // Locking memory is process-wide and lasts (it would slow every test
+    // after this one): the haptic thread's to ask.
     assert!(!realtime.memory_locked);
     let count = || sent.lock().unwrap().len();
     let mut boundaries = Vec::new();

@@ -5,6 +5,9 @@
 #
 #   tools/demo_runs.sh [RUNS] [SECONDS] [EXTRA DEMO FLAGS...]
 #
+# SUBCOMMAND=serve in the environment runs `tessera serve` instead (give
+# it `--scene` and `--no-ui` among the flags).
+#
 # Per run: period error p99 and max (µs), ticks late > 100 µs and > 1 ms
 # (count and share), tick compute max (µs), late syncs, fractures, and the
 # CPU time the host took from this VM during the run (the summary's
@@ -21,7 +24,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-4s %7s %8s %9s %9s %9s %11s %10s %9s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max late_syncs fractures steal_all steal_hcpu clock_lag
 for i in $(seq 1 "$runs"); do
-  if ! "$bin" demo --seconds "$seconds" --json "$@" >"$out/run.json" 2>"$out/stderr"; then
+  if ! "$bin" "${SUBCOMMAND:-demo}" --seconds "$seconds" --json "$@" >"$out/run.json" 2>"$out/stderr"; then
     cat "$out/stderr" >&2
     exit 1
   fi

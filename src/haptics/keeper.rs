@@ -21,9 +21,8 @@
 //!
 //! With `realtime`, the keeper's thread asks for SCHED_FIFO at
 //! [`KEEPER_PRIORITY`] (below the haptic thread's, above the world being
-//! built), unpinned and without locking memory (`mlockall` with
-//! `MCL_FUTURE` makes every later allocation of the process fault in and
-//! lock all its pages; the haptic thread asks for it when a real-time
+//! built), unpinned and without locking memory (`mlockall` is
+//! process-wide and lasts; the haptic thread asks for it when a real-time
 //! session starts), and reports what it obtained
 //! ([`DeviceKeeper::realtime`]). It never spins: it sleeps between its
 //! ticks in slices of [`HANDOVER_SLICE`], and parks while a session holds

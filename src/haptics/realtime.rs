@@ -109,10 +109,20 @@ pub(super) fn request(request: bool, pin: CpuPin) -> RealtimeReport {
         if let Err(e) = fifo_calling_thread(FIFO_PRIORITY) {
             errors.push(format!("SCHED_FIFO: {e}"));
         }
+        // The pages the process has now are faulted in and locked here,
+        // before the first tick; later mappings are locked as they are
+        // touched (MCL_ONFAULT), not faulted in whole when mapped: a large
+        // allocation of another thread (a fracture event's) faulted in at
+        // mmap holds the process's memory map meanwhile, and stalled this
+        // thread's ticks by up to 1.4 s in a scene of 40k-tet tiles
+        // (`tools/many_tiles.sh`). MCL_CURRENT goes first: a call without
+        // it leaves the current pages as they are.
         #[cfg(target_os = "linux")]
         unsafe {
-            // SAFETY: a plain system call with valid flags.
-            if libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) == 0 {
+            // SAFETY: plain system calls with valid flags.
+            if libc::mlockall(libc::MCL_CURRENT) == 0
+                && libc::mlockall(libc::MCL_FUTURE | libc::MCL_ONFAULT) == 0
+            {
                 memory_locked = true;
             } else {
                 errors.push(format!("mlockall: {}", std::io::Error::last_os_error()));
