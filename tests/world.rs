@@ -74,23 +74,48 @@ kind = \"dynamic\"
 shape = {{ type = \"tet-mesh\", mesh = \"box:0.1,0.04,0.02:5,2,1\" }}
 material = \"ceramic-tile\"
 position_m = [0.3, 0.3, 0.2]
+
+[[body]]
+name = \"weak bar\"
+kind = \"dynamic\"
+shape = {{ type = \"tet-mesh\", mesh = \"box:0.1,0.04,0.02:5,2,1\" }}
+material = \"weak-tile\"
+position_m = [0.3, -0.3, 0.2]
 "
     ))
     .unwrap();
+    // A material that differs from the bar's in strength only: the same
+    // eigenproblem, which the cache stores once.
+    let mut library = MaterialLibrary::builtin();
+    let mut weak = library.get("ceramic-tile").unwrap().clone();
+    weak.rankine_threshold_pa *= 0.5;
+    library.insert("weak-tile", weak).unwrap();
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = tessera::modal::ModalCache::new(cache_dir.path().to_path_buf());
     let events = std::sync::Mutex::new(Vec::new());
-    let assets = SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, threads(), &|p| {
+    let assets = SceneAssets::load(&scene, &library, Some(&cache), threads(), &|p| {
         events
             .lock()
             .unwrap()
             .push((p.body.to_string(), p.ended, p.finished, p.total))
     })
     .unwrap();
+    let mut stored: Vec<String> = std::fs::read_dir(cache_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    stored.sort();
+    assert_eq!(stored.len(), 2, "one entry per eigenproblem: {stored:?}");
+    assert!(
+        stored.iter().all(|name| name.ends_with(".modes")),
+        "{stored:?}"
+    );
     // One analysis per distinct mesh and material, each told as it starts
     // and ends, whatever their order.
     let events = events.into_inner().unwrap();
-    assert_eq!(events.len(), 4, "{events:?}");
-    assert!(events.iter().all(|e| e.3 == 2), "{events:?}");
-    for body in ["bar", "disc"] {
+    assert_eq!(events.len(), 6, "{events:?}");
+    assert!(events.iter().all(|e| e.3 == 3), "{events:?}");
+    for body in ["bar", "disc", "weak bar"] {
         assert_eq!(
             events.iter().filter(|e| e.0 == body && !e.1).count(),
             1,
@@ -98,10 +123,10 @@ position_m = [0.3, 0.3, 0.2]
         );
     }
     let ends: Vec<usize> = events.iter().filter(|e| e.1).map(|e| e.2).collect();
-    assert_eq!(ends, [1, 2], "{events:?}");
+    assert_eq!(ends, [1, 2, 3], "{events:?}");
     // Run beside another, an analysis gives the bits it gives alone.
     let world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
-    for name in ["bar", "disc", "second bar"] {
+    for name in ["bar", "disc", "second bar", "weak bar"] {
         let id = world.find(name).unwrap();
         let (_, body) = world.bodies().find(|(b, _)| *b == id).unwrap();
         let breakable = &body.breakable.as_ref().unwrap().body;

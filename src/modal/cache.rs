@@ -157,7 +157,11 @@ impl ModalCache {
             shapes: flat,
         };
         let bytes = postcard::to_stdvec(&entry).map_err(|e| error(e.to_string()))?;
-        let temporary = path.with_extension(format!("tmp{}", std::process::id()));
+        // Unique per store: two analyses of one problem may finish at once
+        // (in this process or another).
+        static STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let store = STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temporary = path.with_extension(format!("tmp{}-{store}", std::process::id()));
         std::fs::write(&temporary, bytes).map_err(|e| error(e.to_string()))?;
         std::fs::rename(&temporary, &path).map_err(|e| error(e.to_string()))?;
         Ok(())

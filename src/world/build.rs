@@ -235,11 +235,31 @@ impl SceneAssets {
             });
             result.map(|(basis, _)| basis)
         };
-        let results: Vec<_> = {
-            let _share = crate::limits::share_memory(pending.len());
-            threads.install(|| pending.par_iter().map(analyse_one).collect())
+        // Bodies of one mesh whose materials differ only in strength or
+        // damping share the eigensolve (the cache's key): the first of them
+        // solves it, the others follow and read it from the cache, so
+        // that no two analyses solve the same problem at once.
+        let same_problem = |a: &PendingAnalysis, b: &PendingAnalysis| {
+            a.key.0 == b.key.0 && a.material.elastic_hash() == b.material.elastic_hash()
         };
+        let (leaders, followers): (Vec<usize>, Vec<usize>) = (0..pending.len())
+            .partition(|&i| !pending[..i].iter().any(|q| same_problem(q, &pending[i])));
+        let mut results: Vec<Option<Result<ModalBasis, ModalError>>> =
+            (0..pending.len()).map(|_| None).collect();
+        for batch in [leaders, followers] {
+            let _share = crate::limits::share_memory(batch.len());
+            let batch_results: Vec<_> = threads.install(|| {
+                batch
+                    .par_iter()
+                    .map(|&i| analyse_one(&pending[i]))
+                    .collect()
+            });
+            for (i, result) in batch.into_iter().zip(batch_results) {
+                results[i] = Some(result);
+            }
+        }
         for (p, result) in pending.into_iter().zip(results) {
+            let result = result.expect("every analysis ran in a batch");
             let memory_refused = matches!(
                 &result,
                 Err(ModalError::Eigen(EigenError::Limit(
