@@ -857,16 +857,15 @@ fn person_device(args: &RunArgs, stop: &Stop) -> anyhow::Result<PersonDevice> {
     let opened = open_hid(&path, &text, args.wait_for_device, stop)?;
     let keeper = DeviceKeeper::keep(opened.device, true)?;
     let realtime = keeper.realtime();
-    if realtime.errors.is_empty() {
-        eprintln!("device keeper: {}/{}", realtime.policy, realtime.priority);
+    let why = if realtime.errors.is_empty() {
+        String::new()
     } else {
-        eprintln!(
-            "device keeper: {}/{} ({})",
-            realtime.policy,
-            realtime.priority,
-            realtime.errors.join("; ")
-        );
-    }
+        format!(" ({})", realtime.errors.join("; "))
+    };
+    eprintln!(
+        "device keeper: {}/{}{why}",
+        realtime.policy, realtime.priority
+    );
     Ok(PersonDevice::Hid {
         keeper: Box::new(keeper),
         name: opened.name,

@@ -311,8 +311,9 @@ fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
             }
             std::thread::sleep((due - now).min(HANDOVER_SLICE));
         }
-        if Instant::now() >= due {
-            deadlines.started(tick, Instant::now());
+        let now = Instant::now();
+        if now >= due {
+            deadlines.started(tick, now);
             tick += 1;
             send_zero(&mut held, shared);
         }

@@ -113,10 +113,10 @@ pub(super) fn request(request: bool, pin: CpuPin) -> RealtimeReport {
         // before the first tick; later mappings are locked as they are
         // touched (MCL_ONFAULT), not faulted in whole when mapped: a large
         // allocation of another thread (a fracture event's) faulted in at
-        // mmap holds the process's memory map meanwhile, and stalled this
-        // thread's ticks by up to 1.4 s in a scene of 40k-tet tiles
-        // (`tools/many_tiles.sh`). MCL_CURRENT goes first: a call without
-        // it leaves the current pages as they are.
+        // mmap holds the process's memory map meanwhile, and stalls this
+        // thread's ticks (`tools/many_tiles.sh` shows it with large
+        // tiles). MCL_CURRENT goes first: a call without it leaves the
+        // current pages as they are.
         #[cfg(target_os = "linux")]
         unsafe {
             // SAFETY: plain system calls with valid flags.

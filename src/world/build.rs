@@ -8,7 +8,7 @@ use crate::config::{BodyKind, ConfigError, Material, MaterialLibrary, Scene, Sha
 use crate::fracture::BreakableBody;
 use crate::limits::LimitError;
 use crate::mesh::{MeshError, TetMesh};
-use crate::modal::{analyse, EigenError, EigenSettings, ModalBasis, ModalCache, ModalError};
+use crate::modal::{solve_modes, EigenError, EigenSettings, ModalBasis, ModalCache, ModalError};
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use rapier3d::dynamics::MassProperties;
 use rapier3d::dynamics::RigidBodyBuilder;
@@ -218,65 +218,104 @@ impl SceneAssets {
         settings.element = scene.world.element;
         let done = AtomicUsize::new(0);
         let total = pending.len();
-        let analyse_one = |p: &PendingAnalysis| {
+        let progress = |p: &PendingAnalysis, ended: bool| {
+            let finished = if ended {
+                done.fetch_add(1, Ordering::AcqRel) + 1
+            } else {
+                done.load(Ordering::Acquire)
+            };
             on_analysis(AnalysisProgress {
                 body: &p.body,
-                ended: false,
-                finished: done.load(Ordering::Acquire),
-                total,
-            });
-            let result = analyse(&p.tets, &p.material, &settings, cache, threads, &|_| {});
-            let finished = done.fetch_add(1, Ordering::AcqRel) + 1;
-            on_analysis(AnalysisProgress {
-                body: &p.body,
-                ended: true,
+                ended,
                 finished,
                 total,
             });
-            result.map(|(basis, _)| basis)
         };
         // Bodies of one mesh whose materials differ only in strength or
-        // damping share the eigensolve (the cache's key): the first of them
-        // solves it, the others follow and read it from the cache, so
-        // that no two analyses solve the same problem at once.
+        // damping share one eigenproblem (the cache's key): it is solved
+        // once, for the first of them, and each builds its tables (which
+        // hold its damping) from those modes and their factor.
         let same_problem = |a: &PendingAnalysis, b: &PendingAnalysis| {
             a.key.0 == b.key.0 && a.material.elastic_hash() == b.material.elastic_hash()
         };
-        let (leaders, followers): (Vec<usize>, Vec<usize>) = (0..pending.len())
-            .partition(|&i| !pending[..i].iter().any(|q| same_problem(q, &pending[i])));
-        let mut results: Vec<Option<Result<ModalBasis, ModalError>>> =
-            (0..pending.len()).map(|_| None).collect();
-        for batch in [leaders, followers] {
-            let _share = crate::limits::share_memory(batch.len());
-            let batch_results: Vec<_> = threads.install(|| {
-                batch
-                    .par_iter()
-                    .map(|&i| analyse_one(&pending[i]))
-                    .collect()
-            });
-            for (i, result) in batch.into_iter().zip(batch_results) {
-                results[i] = Some(result);
+        let mut problems: Vec<Vec<usize>> = Vec::new();
+        for i in 0..pending.len() {
+            match problems
+                .iter_mut()
+                .find(|members| same_problem(&pending[members[0]], &pending[i]))
+            {
+                Some(members) => members.push(i),
+                None => problems.push(vec![i]),
             }
         }
-        for (p, result) in pending.into_iter().zip(results) {
-            let result = result.expect("every analysis ran in a batch");
+        // The bases of a problem's members, or why its solve failed.
+        let analyse_problem = |members: &[usize]| -> Result<Vec<ModalBasis>, ModalError> {
+            let leader = &pending[members[0]];
+            progress(leader, false);
+            let solved = solve_modes(
+                &leader.tets,
+                &leader.material,
+                &settings,
+                cache,
+                threads,
+                &|_| {},
+            );
+            let (modes, _) = match solved {
+                Ok(solved) => solved,
+                Err(e) => {
+                    progress(leader, true);
+                    return Err(e);
+                }
+            };
+            Ok(members
+                .iter()
+                .enumerate()
+                .map(|(n, &i)| {
+                    let p = &pending[i];
+                    if n > 0 {
+                        progress(p, false);
+                    }
+                    let basis = threads
+                        .install(|| ModalBasis::from_modes(&p.tets, &p.material, modes.clone()));
+                    progress(p, true);
+                    basis
+                })
+                .collect())
+        };
+        let all_at_once = {
+            let _share = crate::limits::share_memory(problems.len());
+            threads.install(|| {
+                problems
+                    .par_iter()
+                    .map(|members| analyse_problem(members))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let mut bases: Vec<Option<ModalBasis>> = (0..pending.len()).map(|_| None).collect();
+        for (members, result) in problems.iter().zip(all_at_once) {
             let memory_refused = matches!(
                 &result,
                 Err(ModalError::Eigen(EigenError::Limit(
                     LimitError::Memory { .. }
                 )))
             );
-            let result = if memory_refused && total > 1 {
+            let result = if memory_refused && problems.len() > 1 {
                 done.fetch_sub(1, Ordering::AcqRel);
-                analyse_one(&p)
+                analyse_problem(members)
             } else {
                 result
             };
-            let basis = result.map_err(|source| WorldError::Modal {
+            let solved = result.map_err(|source| WorldError::Modal {
                 path: scene.path.clone(),
-                body: p.body.clone(),
+                body: pending[members[0]].body.clone(),
                 source,
             })?;
+            for (&i, basis) in members.iter().zip(solved) {
+                bases[i] = Some(basis);
+            }
+        }
+        for (p, basis) in pending.into_iter().zip(bases) {
+            let basis = basis.expect("every problem's members have a basis");
             assets
                 .bases
                 .insert(p.key, (Arc::new(p.tets), Arc::new(basis)));
