@@ -4,7 +4,8 @@
 # the 110 g, 25 mm steel ball at SPEED m/s (default 4.43, a 1 m drop) on
 # the tile's centre (`tessera fracture`). Hertz's rigid-half-space contact
 # at the pair's reduced mass is printed for reference; each case runs with
-# the static correction and without it (the modal sum alone, `modal only`),
+# the static correction, without it (the modal sum alone, `modal only`) and
+# with its second-order term (`second order`; 24×2 only),
 # in ELEMENT (default quadratic; `linear` for the 4-node tets).
 #   tools/contact_convergence.sh [SPEED] [ELEMENT]
 set -euo pipefail
@@ -44,6 +45,7 @@ echo "$element elements"
 for modes in 20 60 100 200; do
   report "tile 24×2, $modes modes" "$(strike tile:0.15,0.006:24,2 "$modes")"
   report "  modal only" "$(strike tile:0.15,0.006:24,2 "$modes" --no-static-correction)"
+  report "  second order" "$(strike tile:0.15,0.006:24,2 "$modes" --second-order-correction)"
 done
 # A quadratic 40×6 tile has 0.3 M DOFs: its analysis needs minutes and GBs.
 meshes=(12,1 30,4 40,3)

@@ -149,6 +149,11 @@ pub struct FractureSettings {
     /// stresses are the modal sum alone (Glondu 2012 §3.3.4), for
     /// comparison.
     pub static_correction: bool,
+    /// Add the static correction's second-order term, `−F̈ s` (the
+    /// dynamic amplification of the modes left out; the `modal` module's
+    /// `StaticCorrection`): it matters with few modes, and costs another
+    /// solve per contact. Needs `static_correction`.
+    pub second_order_correction: bool,
     /// Relieve the tension normal to each crack of an event around it
     /// before the next crack starts (`shielding.rs`: Westergaard's
     /// field of a through crack); off, every crack of an event starts in
@@ -170,6 +175,7 @@ impl Default for FractureSettings {
             seed: 0,
             exact_peak_stress: true,
             static_correction: true,
+            second_order_correction: false,
             crack_shielding: true,
         }
     }
@@ -329,6 +335,51 @@ impl BreakableBody {
             }
         }
         Some(shapes)
+    }
+
+    /// Residual shapes `r` (one column per contact) with their
+    /// second-order shapes `s` beside them, and the contact forces
+    /// (sample-major, every `dt_s` from `dt_s`) with each sample's `−F̈`
+    /// beside them: the residual field of `F r − F̈ s` (`modal`'s
+    /// `StaticCorrection` docs). F̈ is the central difference of the
+    /// samples, the force being zero before the contact and after it.
+    fn with_second_order(
+        &self,
+        residual: faer::Mat<f64>,
+        forces: &[f32],
+        dt_s: f64,
+    ) -> (faer::Mat<f64>, Vec<f32>) {
+        let n = residual.ncols();
+        let correction = self
+            .basis
+            .static_correction(&self.mesh, &self.material)
+            .expect("residual shapes come from the static correction");
+        let highest = self.basis.eigenvalues.last().copied().unwrap_or(0.0);
+        let second =
+            correction.second_order_shapes(residual.as_ref(), self.basis.shapes.as_ref(), highest);
+        let mut shapes = faer::Mat::<f64>::zeros(residual.nrows(), 2 * n);
+        for c in 0..n {
+            shapes.col_mut(c).copy_from(residual.col(c));
+            shapes.col_mut(n + c).copy_from(second.col(c));
+        }
+        let steps = forces.len() / n.max(1);
+        let force = |k: isize, c: usize| -> f64 {
+            usize::try_from(k)
+                .ok()
+                .filter(|&k| k < steps)
+                .map_or(0.0, |k| f64::from(forces[k * n + c]))
+        };
+        let mut both = vec![0.0f32; 2 * n * steps];
+        for k in 0..steps {
+            let at = k as isize;
+            for c in 0..n {
+                let acceleration =
+                    (force(at + 1, c) - 2.0 * force(at, c) + force(at - 1, c)) / (dt_s * dt_s);
+                both[k * 2 * n + c] = forces[k * n + c];
+                both[k * 2 * n + n + c] = -acceleration as f32;
+            }
+        }
+        (shapes, both)
     }
 
     /// `R_cd` (m/N), contact-major: the residual deflection at contact c
@@ -537,6 +588,13 @@ impl BreakableBody {
                 *slot = *f as f32;
             }
         });
+        let (residual_shapes, forces) = match residual_shapes {
+            Some(r) if settings.second_order_correction && steps > 0 => {
+                let (shapes, forces) = self.with_second_order(r, &forces, dt);
+                (Some(shapes), forces)
+            }
+            r => (r, forces),
+        };
         let residual = residual_shapes.filter(|_| steps > 0).map(|shapes| {
             let field =
                 ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes);

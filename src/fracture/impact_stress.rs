@@ -19,7 +19,8 @@ const MAX_GRID_CELLS: usize = 64;
 /// The static correction of one impact's field: per contact, the
 /// stresses and node displacements of its residual shape per newton
 /// (the `modal` module's `StaticCorrection`), the contact's force being
-/// its coordinate.
+/// its coordinate; with the second-order term, then per contact those of
+/// its second-order shape, with coordinate −F̈.
 #[derive(Debug)]
 pub(crate) struct ResidualField {
     pub(super) stress: ModalStress,
@@ -35,7 +36,7 @@ impl ResidualField {
         }
     }
 
-    /// Number of contacts (columns).
+    /// Number of shapes (columns).
     pub(super) fn contacts(&self) -> usize {
         self.stress.mode_count()
     }

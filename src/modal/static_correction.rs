@@ -16,6 +16,21 @@
 //! deforms it. `r` is the *residual shape* of the load; its stresses are
 //! added to the modal stresses with the load's force as their coordinate.
 //!
+//! The quasi-static response is the first term of a series. Each mode k
+//! left out obeys `z̈_k + λ_k z_k = (x_kᵀ p̂) F(t)` (its damping's term,
+//! `α Ḟ`, is below 1e-4 of `F` for the library's materials), so
+//! `z_k = (x_kᵀ p̂)(F/λ_k − F̈/λ_k² + …)` and
+//!
+//! ```text
+//! u(t) = Σ_j x_j z_j(t) + F(t) r − F̈(t) s + …,   K s = M r,   s ⊥_M R, X
+//! ```
+//!
+//! The second term ([`StaticCorrection::second_order_shapes`]) is the
+//! dynamic amplification of the modes left out, of relative size about
+//! `|F̈| / (λ_{m+1} F)`: it matters when the load changes within a few
+//! periods of the lowest mode left out, as an impact's force does with few
+//! modes retained.
+//!
 //! K is singular (rigid motions), so `K r = b` is solved with the Cholesky
 //! factor of `K − σM` (σ < 0) the eigensolver already has, as the fixed
 //! point `r ← (K − σM)⁻¹ (b − σ M r)` projected back M-orthogonal to `R` and
@@ -212,6 +227,24 @@ impl StaticCorrection {
         highest_eigenvalue: f64,
     ) -> Mat<f64> {
         self.residual_shapes_in(loads, modes, highest_eigenvalue, Par::rayon(0))
+    }
+
+    /// The second-order shapes `s` of residual shapes `r` (module docs):
+    /// `K s = M r` with `s` M-orthogonal to the rigid motions and `modes`
+    /// (as `r` is), column by column (m per N·s²). `modes` and
+    /// `highest_eigenvalue` are as for [`Self::residual_shapes`].
+    pub fn second_order_shapes(
+        &self,
+        residual: MatRef<'_, f64>,
+        modes: MatRef<'_, f64>,
+        highest_eigenvalue: f64,
+    ) -> Mat<f64> {
+        // M r has no part in R or X (r ⊥_M R, X), so it is its own
+        // relieved load.
+        let inertia = Mat::from_fn(residual.nrows(), residual.ncols(), |i, j| {
+            self.mass[i] * residual[(i, j)]
+        });
+        self.residual_shapes(inertia.as_ref(), modes, highest_eigenvalue)
     }
 
     /// [`Self::residual_shapes`], with the products and the solve in `par`.
@@ -471,6 +504,43 @@ mod tests {
                     error < 1e-6 * size,
                     "{order:?}, {modes} modes, load {c}: |Ku − p̃| = {error:e}"
                 );
+                // The second-order shape: K s = M r, s ⊥_M R, X.
+                let second = correction.second_order_shapes(residual.as_ref(), x.as_ref(), highest);
+                let mut ks = Mat::<f64>::zeros(n, 1);
+                sparse_dense_matmul(
+                    ks.as_mut(),
+                    Accum::Replace,
+                    stiffness.as_ref(),
+                    second.col(c).as_mat(),
+                    1.0,
+                    Par::Seq,
+                );
+                let inertia = (0..n).map(|i| mass[i] * residual[(i, c)]);
+                let size = inertia.clone().fold(0.0f64, |a, b| a.max(b.abs()));
+                let error = inertia
+                    .enumerate()
+                    .fold(0.0f64, |a, (i, b)| a.max((ks[(i, 0)] - b).abs()));
+                // To the fixed point's tolerance: with 4 modes its bound
+                // contracts slowly and it stops on the change instead.
+                assert!(
+                    error < TOLERANCE * size,
+                    "{order:?}, {modes} modes, load {c}: |Ks − Mr| = {error:e} of {size:e}"
+                );
+                for basis in [x.as_ref(), rigid.as_ref()] {
+                    for j in 0..basis.ncols() {
+                        let overlap: f64 = (0..n)
+                            .map(|i| basis[(i, j)] * mass[i] * second[(i, c)])
+                            .sum();
+                        let norm: f64 = (0..n)
+                            .map(|i| mass[i] * second[(i, c)].powi(2))
+                            .sum::<f64>()
+                            .sqrt();
+                        assert!(
+                            overlap.abs() < 1e-9 * norm,
+                            "{modes} modes: second-order overlap {overlap:e}"
+                        );
+                    }
+                }
                 for basis in [x.as_ref(), rigid.as_ref()] {
                     for j in 0..basis.ncols() {
                         let overlap: f64 = (0..n)
