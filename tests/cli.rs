@@ -48,6 +48,23 @@ fn modes_json_reports_frequencies_counts_and_phases() {
     let json2: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(json2["from_cache"], true);
     assert_eq!(json2["frequencies_hz"], json["frequencies_hz"]);
+    assert_eq!(json["ordering"], "nested-dissection");
+    // The other ordering, solved again: the same modes from another factor.
+    let mut minimum_degree = args.to_vec();
+    minimum_degree.extend(["--ordering", "minimum-degree", "--no-cache"]);
+    let json3: serde_json::Value =
+        serde_json::from_slice(&tessera(&minimum_degree, dir.path()).stdout).unwrap();
+    assert_eq!(json3["ordering"], "minimum-degree");
+    assert_ne!(json3["solver"]["factor_nnz"], json["solver"]["factor_nnz"]);
+    for (a, b) in json3["frequencies_hz"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(json["frequencies_hz"].as_array().unwrap())
+    {
+        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+        assert!((a - b).abs() <= 1e-9 * b, "{a} against {b} Hz");
+    }
 }
 
 #[test]
@@ -125,6 +142,18 @@ fn errors_are_clear_and_exit_nonzero() {
         (
             vec!["modes", "--mesh", "missing.node", "--material", "porcelain"],
             "missing.node",
+        ),
+        (
+            vec![
+                "modes",
+                "--mesh",
+                "box:0.1,0.1,0.1:2,2,2",
+                "--material",
+                "porcelain",
+                "--ordering",
+                "random",
+            ],
+            "unknown ordering `random`",
         ),
         (
             vec![

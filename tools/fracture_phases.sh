@@ -7,7 +7,8 @@
 # slab needs a 0.75 M-DOF analysis the first time). FLAGS in the
 # environment are added to each run (e.g. FLAGS=--no-static-correction).
 #   tools/fracture_phases.sh [SPEED] [RUNS] [CRACKS_PER_SAMPLE] [ELEMENT] [SLABS...]
-# Needs a release build; modal bases come from the cache.
+# Needs a release build (TESSERA names another binary); modal bases come
+# from the cache.
 set -euo pipefail
 speed=${1:-30}
 runs=${2:-5}
@@ -16,7 +17,7 @@ element=${4:-quadratic}
 slabs=("${@:5}")
 [ ${#slabs[@]} -gt 0 ] || slabs=(12,12,2 26,26,2 41,41,4 54,54,10)
 root=$(cd "$(dirname "$0")/.." && pwd)
-tessera="$root/target/release/tessera"
+tessera=${TESSERA:-$root/target/release/tessera}
 [ -x "$tessera" ] || cargo build --release --manifest-path "$root/Cargo.toml"
 printf "%8s %9s %6s %7s %10s %11s %8s %8s %10s\n" tets fragments cracks steps initiation propagation meshing total evaluated
 for cells in "${slabs[@]}"; do

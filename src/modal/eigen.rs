@@ -23,6 +23,7 @@
 //!    below the tolerance.
 
 use super::lanczos::{largest_eigenpairs, orthonormalise_block, symmetric_eigen, LanczosSettings};
+use super::ordering::{nested_dissection, FactorOrdering};
 use super::static_correction::StaticCorrection;
 use crate::fem::{ElementOrder, SparseMatrix};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
@@ -30,8 +31,11 @@ use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_upper_triangular_in_place,
 };
+use faer::perm::PermRef;
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef, SymbolicCholesky};
+use faer::sparse::linalg::cholesky::{
+    factorize_symbolic_cholesky, LltRef, SymbolicCholesky, SymmetricOrdering,
+};
 use faer::sparse::linalg::matmul::sparse_dense_matmul;
 use faer::{Accum, Col, Mat, MatMut, MatRef, Par, Side};
 use nalgebra::Point3;
@@ -70,6 +74,9 @@ pub struct EigenSettings {
     pub block: usize,
     /// The element of K and M (the basis's DOFs are its nodes').
     pub element: ElementOrder,
+    /// The ordering of the factor of `K − σM` (it changes the factor's
+    /// size and the solves' cost, not the modes beyond rounding).
+    pub ordering: FactorOrdering,
 }
 
 impl EigenSettings {
@@ -85,6 +92,7 @@ impl EigenSettings {
             residual_tolerance: 1e-8,
             block: 4,
             element: ElementOrder::default(),
+            ordering: FactorOrdering::default(),
         }
     }
 }
@@ -232,7 +240,7 @@ pub fn lowest_modes(
 
     let t = Instant::now();
     let shifted = shifted_matrix(stiffness, lumped_mass, sigma);
-    let llt = CholeskyFactor::new(&shifted, par, sigma)?;
+    let llt = CholeskyFactor::new(&shifted, par, sigma, settings.ordering)?;
     stats.factorization_s = t.elapsed().as_secs_f64();
     stats.factor_nnz = llt.values.len();
     drop(shifted);
@@ -409,8 +417,8 @@ fn unmatched(values: &[f64], reference: &[f64], relative: f64) -> usize {
         .count()
 }
 
-/// A sparse Cholesky factor (AMD ordering, simplicial or supernodal as faer
-/// decides) kept as its symbolic and numeric parts, so solves can run on a
+/// A sparse Cholesky factor (nested dissection ordering, `ordering.rs`,
+/// else AMD; simplicial or supernodal as faer decides) kept as its symbolic and numeric parts, so solves can run on a
 /// caller's stack and the factor size can be reported.
 #[derive(Debug)]
 pub(super) struct CholeskyFactor {
@@ -426,16 +434,31 @@ impl CholeskyFactor {
     }
 
     /// The factor of `matrix` (`K − σM` for the shift σ = `shift`, which
-    /// errors name). The factor's size is known once its structure is
+    /// errors name) in `ordering`. The factor's size is known once its structure is
     /// (the symbolic factorisation) and is checked against the memory
     /// budget before its values are allocated: it is the largest part of
     /// a modal analysis, far above the mesh and the Krylov basis.
-    pub(super) fn new(matrix: &SparseMatrix, par: Par, shift: f64) -> Result<Self, EigenError> {
+    pub(super) fn new(
+        matrix: &SparseMatrix,
+        par: Par,
+        shift: f64,
+        ordering: FactorOrdering,
+    ) -> Result<Self, EigenError> {
         let not_positive_definite = || EigenError::NotPositiveDefinite { shift };
+        let dissection = match ordering {
+            FactorOrdering::NestedDissection => nested_dissection(matrix.symbolic()),
+            FactorOrdering::MinimumDegree => None,
+        };
+        let ordering = match &dissection {
+            Some((forward, inverse)) => {
+                SymmetricOrdering::Custom(PermRef::new_checked(forward, inverse, forward.len()))
+            }
+            None => SymmetricOrdering::Amd,
+        };
         let symbolic = factorize_symbolic_cholesky(
             matrix.symbolic(),
             Side::Lower,
-            Default::default(),
+            ordering,
             Default::default(),
         )
         .map_err(|_| not_positive_definite())?;

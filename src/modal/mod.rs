@@ -8,6 +8,7 @@ mod cache;
 mod displacement;
 mod eigen;
 mod lanczos;
+mod ordering;
 mod response;
 mod static_correction;
 mod stress;
@@ -18,6 +19,7 @@ pub use basis::{
 pub use cache::{default_cache_dir, ModalCache};
 pub use displacement::ModalDisplacement;
 pub use eigen::{lowest_modes, EigenError, EigenSettings, EigenSolution, EigenStats};
+pub use ordering::FactorOrdering;
 pub use response::{ModalState, ModeDynamics};
 pub use static_correction::StaticCorrection;
 pub use stress::{ModalStress, GROUP_POINTS};

@@ -185,8 +185,9 @@ impl StaticCorrection {
         }
     }
 
-    /// Assembles and factorises `K − shift·M` of `elastic` in `material`
-    /// (for a basis loaded from the cache, which keeps no factor).
+    /// Assembles and factorises `K − shift·M` of `elastic` in `material`,
+    /// in the default ordering (for a basis loaded from the cache, which
+    /// keeps no factor).
     pub fn new(elastic: &ElasticMesh, material: &Material, shift: f64) -> Result<Self, EigenError> {
         if !(shift < 0.0 && shift.is_finite()) {
             return Err(EigenError::BadShift(shift));
@@ -197,7 +198,7 @@ impl StaticCorrection {
             return Err(EigenError::BadMass(i));
         }
         let shifted = shifted_matrix(&stiffness, &mass, shift);
-        let factor = CholeskyFactor::new(&shifted, Par::rayon(0), shift)?;
+        let factor = CholeskyFactor::new(&shifted, Par::rayon(0), shift, Default::default())?;
         let sqrt_mass: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
         let rigid_y = rigid_basis(elastic.nodes(), &sqrt_mass);
         Ok(Self::from_factor(factor, shift, &mass, rigid_y.as_ref()))
