@@ -418,8 +418,9 @@ fn unmatched(values: &[f64], reference: &[f64], relative: f64) -> usize {
 }
 
 /// A sparse Cholesky factor (nested dissection ordering, `ordering.rs`,
-/// else AMD; simplicial or supernodal as faer decides) kept as its symbolic and numeric parts, so solves can run on a
-/// caller's stack and the factor size can be reported.
+/// else AMD; simplicial or supernodal as faer decides) kept as its
+/// symbolic and numeric parts, so solves can run on a caller's stack and
+/// the factor size can be reported.
 #[derive(Debug)]
 pub(super) struct CholeskyFactor {
     symbolic: SymbolicCholesky<usize>,
@@ -434,8 +435,8 @@ impl CholeskyFactor {
     }
 
     /// The factor of `matrix` (`K − σM` for the shift σ = `shift`, which
-    /// errors name) in `ordering`. The factor's size is known once its structure is
-    /// (the symbolic factorisation) and is checked against the memory
+    /// errors name) in `ordering`. The factor's size is known once its
+    /// structure is (the symbolic factorisation) and is checked against the memory
     /// budget before its values are allocated: it is the largest part of
     /// a modal analysis, far above the mesh and the Krylov basis.
     pub(super) fn new(

@@ -5,11 +5,10 @@
 //! The factor is most of a body's memory, and every solve of the
 //! eigensolver and of the static correction reads it once. Minimum degree
 //! (faer's AMD) is local and greedy; a graph partitioner's separators cut a
-//! 3D body along small surfaces, which bounds the fill. The quadratic
-//! 40k-tet slab's factor holds 141 M nonzeros ordered this way against
-//! 262 M with AMD; a thin tile's, about a tenth fewer (`benches/README.md`).
-//! Ordering the node graph (a third of the DOFs, a ninth of the entries)
-//! is cheaper than ordering the DOFs and gives the same separators.
+//! 3D body along small surfaces, which bounds the fill: on a slab about
+//! half the nonzeros of AMD, on a thin tile a tenth fewer
+//! (`benches/README.md`). Ordering the node graph (a third of the
+//! vertices, a ninth of the entries of the DOF graph) costs METIS less.
 
 use faer::sparse::SymbolicSparseColMatRef;
 use metis_sys::idx_t;

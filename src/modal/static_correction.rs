@@ -17,8 +17,7 @@
 //! added to the modal stresses with the load's force as their coordinate.
 //!
 //! The quasi-static response is the first term of a series. Each mode k
-//! left out obeys `z̈_k + λ_k z_k = (x_kᵀ p̂) F(t)` (its damping's term,
-//! `α Ḟ`, is below 1e-4 of `F` for the library's materials), so
+//! left out obeys `z̈_k + λ_k z_k = (x_kᵀ p̂) F(t)`, so
 //! `z_k = (x_kᵀ p̂)(F/λ_k − F̈/λ_k² + …)` and
 //!
 //! ```text
@@ -29,7 +28,9 @@
 //! dynamic amplification of the modes left out, of relative size about
 //! `|F̈| / (λ_{m+1} F)`: it matters when the load changes within a few
 //! periods of the lowest mode left out, as an impact's force does with few
-//! modes retained.
+//! modes retained. Stiffness-proportional damping would add `−α Ḟ r`,
+//! of relative size `α |Ḟ| / F`: about 3e-5 for the library's α ≤ 1e-8 s
+//! and a contact of a millisecond, so it is left out.
 //!
 //! K is singular (rigid motions), so `K r = b` is solved with the Cholesky
 //! factor of `K − σM` (σ < 0) the eigensolver already has, as the fixed
@@ -232,7 +233,7 @@ impl StaticCorrection {
 
     /// The second-order shapes `s` of residual shapes `r` (module docs):
     /// `K s = M r` with `s` M-orthogonal to the rigid motions and `modes`
-    /// (as `r` is), column by column (m per N·s²). `modes` and
+    /// (as `r` is), column by column (m·s²/N: per unit F̈). `modes` and
     /// `highest_eigenvalue` are as for [`Self::residual_shapes`].
     pub fn second_order_shapes(
         &self,
