@@ -677,3 +677,61 @@ fn serve_and_replay_errors_name_what_is_wrong() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("none.mcap"));
 }
+
+#[test]
+fn strength_reports_the_tests_against_their_closed_forms_and_refuses_bad_geometry() {
+    let dir = tempfile::tempdir().unwrap();
+    // Coarse meshes: the figures' agreement is tests/strength.rs's.
+    let args = [
+        "strength",
+        "--disc-mesh",
+        "4,2",
+        "--bar-mesh",
+        "16,4",
+        "--json",
+    ];
+    let out = tessera(&args, dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["material"], "float-glass");
+    let ror = &json["ring_on_ring"];
+    let (simulated, closed) = (
+        ror["simulated_centre_stress_pa"].as_f64().unwrap(),
+        ror["astm_c1499_stress_pa"].as_f64().unwrap(),
+    );
+    assert!(
+        (simulated - closed).abs() < 0.01 * closed,
+        "{simulated} against {closed}"
+    );
+    let sizes = &json["effective_sizes"];
+    assert_eq!(sizes["modulus"], 7.0);
+    assert_eq!(sizes["flaws"], "surface");
+    let disc = sizes["ring_on_ring"]["strength_pa"].as_f64().unwrap();
+    let bar = sizes["three_point"]["strength_pa"].as_f64().unwrap();
+    assert!(disc < bar, "the disc tests more area: {disc} against {bar}");
+    let rates = json["rate"].as_array().unwrap();
+    assert!(rates
+        .windows(2)
+        .all(|w| w[0]["strength_pa"].as_f64() < w[1]["strength_pa"].as_f64()));
+
+    for (bad, says) in [
+        (["--disc", "0.05,0.01,0.02,0.002"], "support_diameter_m"),
+        (["--disc", "0.05,0.04,0.03,0.002"], "not a whole number"),
+        (["--bar-mesh", "15,4"], "overhang_m"),
+        (["--bar-mesh", "16,0"], "--bar-mesh"),
+        (["--material", "unobtainium"], "float-glass"),
+    ] {
+        let mut args = vec!["strength"];
+        args.extend(bad);
+        let out = tessera(&args, dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{bad:?}: {err}"
+        );
+    }
+}

@@ -136,3 +136,67 @@ fn unknown_material_lists_the_known_ones() {
         .to_string();
     assert!(missing.contains("/nonexistent/materials.toml"), "{missing}");
 }
+
+#[test]
+fn strength_scaling_fields_come_with_their_reference_conditions() {
+    let end = "crack_noise_frequency_per_m = 50.0\n";
+    let with = |extra: &str| error_for(end, &format!("{end}{extra}"));
+    for (extra, field, says) in [
+        ("weibull_modulus = 10.0\n", "weibull_modulus", "effective size"),
+        (
+            "weibull_modulus = 10.0\nweibull_reference_area_m2 = 1e-4\nweibull_reference_volume_m3 = 1e-8\n",
+            "weibull_reference_volume_m3",
+            "not both",
+        ),
+        (
+            "weibull_reference_area_m2 = 1e-4\n",
+            "weibull_reference_area_m2",
+            "only with weibull_modulus",
+        ),
+        (
+            "weibull_modulus = 0.5\nweibull_reference_area_m2 = 1e-4\n",
+            "weibull_modulus",
+            "outside the range",
+        ),
+        (
+            "weibull_modulus = 10.0\nweibull_reference_area_m2 = -1e-4\n",
+            "weibull_reference_area_m2",
+            "outside the range",
+        ),
+        (
+            "slow_crack_growth_exponent = 18.0\n",
+            "slow_crack_growth_exponent",
+            "reference_stress_rate_pa_s",
+        ),
+        (
+            "reference_stress_rate_pa_s = 2e6\n",
+            "reference_stress_rate_pa_s",
+            "only with slow_crack_growth_exponent",
+        ),
+        (
+            "slow_crack_growth_exponent = inf\nreference_stress_rate_pa_s = 2e6\n",
+            "slow_crack_growth_exponent",
+            "outside the range",
+        ),
+    ] {
+        let err = with(extra);
+        assert!(
+            err.contains("lib.toml")
+                && err.contains("[test-glass]")
+                && err.contains(field)
+                && err.contains(says),
+            "{extra}: {err}"
+        );
+    }
+    let complete = VALID.replace(
+        end,
+        &format!(
+            "{end}weibull_modulus = 10.0\nweibull_reference_volume_m3 = 1e-8\n\
+             slow_crack_growth_exponent = 18.0\nreference_stress_rate_pa_s = 2e6\n"
+        ),
+    );
+    let library = MaterialLibrary::parse(&complete, Path::new("lib.toml")).unwrap();
+    let glass = library.get("test-glass").unwrap();
+    assert_eq!(glass.weibull_modulus, Some(10.0));
+    assert_eq!(glass.reference_stress_rate_pa_s, Some(2e6));
+}

@@ -318,6 +318,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 "time_step_s": o.time_step_s,
                 "steps": o.steps,
                 "peak_stress_pa": o.peak_stress_pa,
+                "strength": o.strength,
                 "points_evaluated": o.points_evaluated,
                 "contact": o.contact,
                 "contact_impulses_n_s": o.contact_impulses_n_s,
@@ -329,7 +330,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         for o in &outcomes {
             println!(
                 "event: contact {:.1} µs (peak force {:.1} N, impulse {:.4} N·s, restitution {:.3}), \
-                 sampled in {} step(s) of {:.1} µs, peak principal stress {:.2} MPa (R_c {:.1} MPa)",
+                 sampled in {} step(s) of {:.1} µs, peak principal stress {:.2} MPa (threshold {:.1} MPa{})",
                 o.contact_duration_s * 1e6,
                 o.contact.peak_force_n,
                 o.contact.striking_impulse_n_s,
@@ -337,7 +338,8 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 o.steps,
                 o.time_step_s * 1e6,
                 o.peak_stress_pa / 1e6,
-                rankine_threshold_pa / 1e6
+                o.strength.threshold_pa / 1e6,
+                scaling(&o.strength, rankine_threshold_pa)
             );
         }
         for (i, c) in cracks.iter().enumerate() {
@@ -384,4 +386,27 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// How an event's threshold came from R_c, if it was scaled.
+fn scaling(strength: &tessera::fracture::EventStrength, rankine_threshold_pa: f64) -> String {
+    let mut parts = Vec::new();
+    if strength.effective_size > 0.0 {
+        parts.push(format!("effective size {:.3e}", strength.effective_size));
+    }
+    if strength.stress_rate_pa_s > 0.0 {
+        parts.push(format!(
+            "stress rate {:.3e} Pa/s",
+            strength.stress_rate_pa_s
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ": R_c {:.1} MPa at {}",
+            rankine_threshold_pa / 1e6,
+            parts.join(", ")
+        )
+    }
 }

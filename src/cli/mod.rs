@@ -9,6 +9,7 @@ mod mesh_cmd;
 mod modes;
 mod pattern_cmd;
 mod scene_cmd;
+mod strength_cmd;
 mod study_cmd;
 mod study_person;
 mod study_run;
@@ -59,6 +60,10 @@ enum Command {
     /// Compares two fracture patterns (`fracture --pattern`) by Glondu's
     /// distance (eq. 5.1).
     Pattern(pattern_cmd::Args),
+    /// A material's strength in the ring-on-ring and three-point bending
+    /// tests, simulated against their closed forms, and its size and rate
+    /// scaling.
+    Strength(strength_cmd::Args),
     /// Lists HID devices present and the device profiles that match them.
     Devices(devices_cmd::Args),
     /// Session logs (MCAP).
@@ -106,6 +111,7 @@ pub fn main() -> ExitCode {
         Command::Mesh(args) => done(mesh_cmd::run(args)),
         Command::Fracture(args) => done(fracture_cmd::run(args, &cli)),
         Command::Pattern(args) => done(pattern_cmd::run(args)),
+        Command::Strength(args) => done(strength_cmd::run(args, &cli)),
         Command::Devices(args) => done(devices_cmd::run(args)),
         Command::Log(args) => done(log_cmd::run(args)),
         Command::Drop(args) => done(scene_cmd::drop(args, &cli)),

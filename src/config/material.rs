@@ -36,6 +36,29 @@ pub struct Material {
     pub crack_noise_amplitude_m: f64,
     /// Spatial frequency of the crack-surface noise's first octave (1/m).
     pub crack_noise_frequency_per_m: f64,
+    /// The Weibull modulus m of the strength's distribution (ASTM C1239).
+    /// With it, `rankine_threshold_pa` is the characteristic strength of
+    /// the reference test whose effective area
+    /// (`weibull_reference_area_m2`, surface flaws) or volume
+    /// (`weibull_reference_volume_m3`, volume flaws) is given, and each
+    /// event's threshold is scaled to its own effective size
+    /// ([`crate::fracture::Strength`]). Without it, one threshold for all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weibull_modulus: Option<f64>,
+    /// Effective area of the test that measured R_c (m²), for surface flaws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weibull_reference_area_m2: Option<f64>,
+    /// Effective volume of the test that measured R_c (m³), for volume flaws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weibull_reference_volume_m3: Option<f64>,
+    /// The slow-crack-growth exponent n (crack speed ∝ K_I^n; glass and
+    /// ceramics in air, ASTM C1368). With it, the threshold grows with the
+    /// event's stress rate as `(σ̇ / reference_stress_rate_pa_s)^(1/(n+1))`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_crack_growth_exponent: Option<f64>,
+    /// The stress rate of the test that measured R_c (Pa/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_stress_rate_pa_s: Option<f64>,
 }
 
 impl Material {
@@ -104,6 +127,7 @@ impl Material {
                 ));
             }
         }
+        self.validate_strength_scaling(&invalid)?;
         if !(0.0..0.5).contains(&self.poisson_ratio) {
             return Err(invalid(
                 "poisson_ratio",
@@ -111,6 +135,106 @@ impl Material {
             ));
         }
         Ok(())
+    }
+
+    /// The Weibull and slow-crack-growth fields: each in its range, and
+    /// each given with the reference conditions it needs.
+    fn validate_strength_scaling(
+        &self,
+        invalid: &dyn Fn(&'static str, String) -> ConfigError,
+    ) -> Result<(), ConfigError> {
+        // Moduli of brittle solids are 2 (chalk, concrete) to 50 (fibres);
+        // n is 10 to 200 (glass 16-20, alumina 30-50); a bound far outside
+        // is a typo, and keeps the scaling's powers within f64.
+        let fields: [(&'static str, Option<f64>, f64, f64); 5] = [
+            ("weibull_modulus", self.weibull_modulus, 1.0, 100.0),
+            (
+                "weibull_reference_area_m2",
+                self.weibull_reference_area_m2,
+                1e-12,
+                1e4,
+            ),
+            (
+                "weibull_reference_volume_m3",
+                self.weibull_reference_volume_m3,
+                1e-18,
+                1e3,
+            ),
+            (
+                "slow_crack_growth_exponent",
+                self.slow_crack_growth_exponent,
+                1.0,
+                1000.0,
+            ),
+            (
+                "reference_stress_rate_pa_s",
+                self.reference_stress_rate_pa_s,
+                1e-6,
+                1e18,
+            ),
+        ];
+        for (field, value, low, high) in fields {
+            let Some(value) = value else { continue };
+            if !(value.is_finite() && (low..=high).contains(&value)) {
+                return Err(invalid(
+                    field,
+                    format!(
+                        "{} is outside the range {} to {}",
+                        crate::limits::readable(value),
+                        crate::limits::readable(low),
+                        crate::limits::readable(high)
+                    ),
+                ));
+            }
+        }
+        let references = [
+            self.weibull_reference_area_m2,
+            self.weibull_reference_volume_m3,
+        ];
+        let given = references.iter().flatten().count();
+        match (self.weibull_modulus, given) {
+            (Some(_), 1) | (None, 0) => {}
+            (Some(_), 0) => {
+                return Err(invalid(
+                    "weibull_modulus",
+                    "needs the reference test's effective size: \
+                     weibull_reference_area_m2 (surface flaws) or \
+                     weibull_reference_volume_m3 (volume flaws)"
+                        .into(),
+                ))
+            }
+            (Some(_), _) => {
+                return Err(invalid(
+                    "weibull_reference_volume_m3",
+                    "give weibull_reference_area_m2 (surface flaws) or \
+                     weibull_reference_volume_m3 (volume flaws), not both"
+                        .into(),
+                ))
+            }
+            (None, _) => {
+                let field = if self.weibull_reference_area_m2.is_some() {
+                    "weibull_reference_area_m2"
+                } else {
+                    "weibull_reference_volume_m3"
+                };
+                return Err(invalid(field, "is used only with weibull_modulus".into()));
+            }
+        }
+        match (
+            self.slow_crack_growth_exponent,
+            self.reference_stress_rate_pa_s,
+        ) {
+            (Some(_), Some(_)) | (None, None) => Ok(()),
+            (Some(_), None) => Err(invalid(
+                "slow_crack_growth_exponent",
+                "needs reference_stress_rate_pa_s, the stress rate of the test that measured R_c"
+                    .into(),
+            )),
+            (None, Some(_)) => Err(invalid(
+                "reference_stress_rate_pa_s",
+                "is used only with slow_crack_growth_exponent".into(),
+            )),
+        }
     }
 
     /// Lamé parameters (λ, μ) in Pa.

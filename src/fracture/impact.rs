@@ -5,9 +5,10 @@ use super::contact::{chord_weights, contact_patch};
 use super::energy::{EnergyLedger, EnergyTables, StrainEnergy};
 use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
 use super::impact_stress::ResidualField;
-use super::initiation::{element_stress, screen, StressPart};
+use super::initiation::{element_stress, point_stress, screen, StressPart};
 use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
 use super::shielding::CrackShield;
+use super::strength::{EventStrength, Strength};
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
@@ -15,6 +16,7 @@ use crate::config::Material;
 use crate::fem::ElementOrder;
 use crate::modal::GROUP_POINTS;
 use nalgebra::{Point3, Vector3};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
@@ -204,6 +206,9 @@ pub struct ImpactOutcome {
     /// element is in tension; a lower bound if below the Rankine threshold
     /// without [`FractureSettings::exact_peak_stress`].
     pub peak_stress_pa: f64,
+    /// The Rankine threshold the event was tested against, and what set it
+    /// (the material's size and rate effects, [`crate::fracture::Strength`]).
+    pub strength: EventStrength,
     /// Stress points (elements of a linear body, nodes of a quadratic one;
     /// [`crate::modal::ModalStress`]) whose stresses were formed (the
     /// others were bounded below the threshold and the peak; see the
@@ -604,6 +609,7 @@ impl BreakableBody {
         let mut outcome = self.fracture_from_modal_states(
             &z,
             residual.as_ref().map(|(field, f)| (&**field, &**f)),
+            Some(dt),
             settings,
             start,
             counters,
@@ -668,6 +674,7 @@ impl BreakableBody {
         self.fracture_from_modal_states(
             &z,
             residual.as_ref().map(|field| (field, &forces[..])),
+            None,
             settings,
             start,
             counters,
@@ -683,14 +690,57 @@ impl BreakableBody {
         self.last_impact_residual = residual;
     }
 
+    /// The threshold of the event whose stress field is `parts`, sampled
+    /// every `sample_interval_s` from the contact's start (`None`: a held
+    /// load): R_c scaled to the field's effective size at its peak and to
+    /// its stress rate ([`Strength`]). The scaling needs the exact peak and
+    /// its sample, and then σ₁ at every stress point at that sample; the
+    /// exact peak is returned beside (0 when the threshold is R_c).
+    fn event_strength(
+        &self,
+        parts: &[StressPart],
+        sample_interval_s: Option<f64>,
+    ) -> (EventStrength, f64) {
+        let strength = Strength::of(&self.material);
+        if !strength.scales() {
+            let fixed = EventStrength {
+                threshold_pa: strength.reference_pa,
+                ..EventStrength::default()
+            };
+            return (fixed, 0.0);
+        }
+        let peak = screen(parts, f64::INFINITY, true);
+        let time_to_peak_s = sample_interval_s.map(|dt| dt * (peak.peak_sample + 1) as f64);
+        let table = self.basis.stress();
+        let voigt: Vec<[f64; 6]> = if strength.weibull.is_some() {
+            (0..table.point_count())
+                .into_par_iter()
+                .with_min_len(1024)
+                .map(|p| point_stress(parts, p, peak.peak_sample))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let event = strength.event(
+            &self.mesh,
+            table,
+            &voigt,
+            peak.peak_stress_pa,
+            time_to_peak_s,
+        );
+        (event, peak.peak_stress_pa)
+    }
+
     /// The Rankine test at every modal state `z` (sample-major, m per
     /// sample) in time order, with the static correction `residual` (the
     /// residual field and its contact forces, sample-major, one per
-    /// contact), cracks starting at weak points (Alg. 3).
+    /// contact), sampled every `sample_interval_s` (`None` for a held
+    /// load), cracks starting at weak points (Alg. 3).
     fn fracture_from_modal_states(
         &mut self,
         z: &[f32],
         residual: Option<(&ResidualField, &[f32])>,
+        sample_interval_s: Option<f64>,
         settings: &FractureSettings,
         start: Instant,
         counters: &mut Counters,
@@ -713,7 +763,8 @@ impl BreakableBody {
                 coordinates: forces,
             });
         }
-        let threshold = self.material.rankine_threshold_pa;
+        let (strength, exact_peak_pa) = self.event_strength(&parts, sample_interval_s);
+        let threshold = strength.threshold_pa;
         let mut screening = screen(&parts, threshold, settings.exact_peak_stress);
         let state_at = |k: usize| &z[k * m..(k + 1) * m];
         let contacts = residual.map_or(0, |(field, _)| field.contacts());
@@ -861,7 +912,8 @@ impl BreakableBody {
             contact: ContactHistory::default(),
             contact_impulses_n_s: Vec::new(),
             steps,
-            peak_stress_pa: screening.peak_stress_pa,
+            peak_stress_pa: screening.peak_stress_pa.max(exact_peak_pa),
+            strength,
             points_evaluated: (screening.groups_evaluated * GROUP_POINTS)
                 .min(basis.stress().point_count()),
             cracks,

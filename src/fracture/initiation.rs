@@ -55,6 +55,8 @@ pub(crate) struct Screening {
     pub stresses: Vec<[f32; 6]>,
     /// Largest σ₁ over all elements and samples, or 0 if none is in tension.
     pub peak_stress_pa: f64,
+    /// The sample of the peak (the first, at equal peaks).
+    pub peak_sample: usize,
     /// Element groups whose stresses were formed (at one sample or more).
     pub groups_evaluated: usize,
 }
@@ -193,7 +195,7 @@ pub(crate) fn screen(parts: &[StressPart], threshold_pa: f64, exact_peak: bool) 
     let mut record = |results: Vec<GroupResult>, screening: &mut Screening| {
         for result in results {
             screening.groups_evaluated += usize::from(result.formed);
-            screening.peak_stress_pa = screening.peak_stress_pa.max(result.peak_pa);
+            screening.raise_peak(result.peak_pa, result.peak_sample);
             let offset = screening.stresses.len() as u32;
             screening.stresses.extend(result.stresses);
             for (k, mut element) in result.hot {
@@ -217,11 +219,27 @@ pub(crate) fn screen(parts: &[StressPart], threshold_pa: f64, exact_peak: bool) 
     // Without the exact peak, each sample's hottest element is brought to
     // the top: its σ₁ (resolved in f64) is the peak when above the
     // threshold. With it, the groups already found the peak.
-    for hot in &mut screening.hot {
+    for k in 0..steps {
+        let hot = &mut screening.hot[k];
         hot.peek_hottest(threshold_pa, &screening.stresses);
-        screening.peak_stress_pa = screening.peak_stress_pa.max(hot.resolved_peak_pa);
+        let peak_pa = hot.resolved_peak_pa;
+        screening.raise_peak(peak_pa, k);
     }
     screening
+}
+
+impl Screening {
+    /// Takes `peak_pa` at `sample` as the peak if it is higher, or as high
+    /// and earlier (so the peak's sample does not depend on the order in
+    /// which groups are recorded).
+    fn raise_peak(&mut self, peak_pa: f64, sample: usize) {
+        if peak_pa > self.peak_stress_pa
+            || (peak_pa == self.peak_stress_pa && peak_pa > 0.0 && sample < self.peak_sample)
+        {
+            self.peak_stress_pa = peak_pa;
+            self.peak_sample = sample;
+        }
+    }
 }
 
 /// An element of a hot list: its σ₁ (exact) or an upper bound of it, as
@@ -339,6 +357,8 @@ struct GroupResult {
     /// showed that none is wanted).
     formed: bool,
     peak_pa: f64,
+    /// The sample of `peak_pa`.
+    peak_sample: usize,
     /// (sample, element) that may be above the threshold.
     hot: Vec<(u32, HotElement)>,
     /// Stresses of the elements entered with a bound.
@@ -376,6 +396,7 @@ fn evaluate_group(
     let mut result = GroupResult {
         formed: false,
         peak_pa: 0.0,
+        peak_sample: 0,
         hot: Vec::new(),
         stresses: Vec::new(),
     };
@@ -455,6 +476,7 @@ fn evaluate_group(
             let sigma1 = max_principal_stress(&s);
             if sigma1 > result.peak_pa {
                 result.peak_pa = sigma1;
+                result.peak_sample = k;
                 wanted = threshold_pa.min(sigma1.max(shared_peak()));
             }
             if sigma1 > threshold_pa {

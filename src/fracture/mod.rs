@@ -7,6 +7,7 @@ mod background;
 mod body;
 mod contact;
 mod energy;
+mod flexure;
 mod fragments;
 mod hertz;
 mod impact;
@@ -16,6 +17,7 @@ mod pattern;
 mod propagate;
 mod shielding;
 mod state;
+mod strength;
 mod stress;
 mod surface;
 mod weak_points;
@@ -24,6 +26,7 @@ mod worker_local;
 pub use background::{BasisJob, BasisResult, BasisWorker};
 pub use body::{BodyBytes, BreakableBody};
 pub use energy::{EnergyLedger, EnergyTables, PendingDensities, StrainEnergy};
+pub use flexure::{FlexureError, FlexureField, RingOnRing, ThreePointBending};
 pub use fragments::{fragments, Fragment};
 pub use hertz::{
     rigid_gains, ContactEnd, ContactHistory, ContactModel, HertzContact, PhaseImpulses,
@@ -34,6 +37,10 @@ pub use pattern::{emd_1d, Pattern, PatternDistance, PatternWeights};
 pub use propagate::{propagate, propagate_deferred, Crack, CrackScratch, CrackStop, EnergyBalance};
 pub use shielding::{CrackShield, TractionFactors};
 pub use state::FractureState;
+pub use strength::{
+    effective_size, EventStrength, FlawPopulation, RateScaling, SimplexRule, Strength,
+    WeibullScaling,
+};
 pub use stress::{max_principal_stress, principal_direction};
 pub use surface::{resolved_octaves, CrackSurface, MAX_NOISE_OCTAVES};
 pub use weak_points::WeakPoints;

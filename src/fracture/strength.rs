@@ -1,0 +1,439 @@
+//! A brittle material's strength as materials scientists state it: the
+//! characteristic strength of a reference test, its Weibull size effect and
+//! its slow-crack-growth rate effect, turned into the Rankine threshold of
+//! one event.
+//!
+//! **Size (weakest link; ASTM C1239 §4, C1683 §5).** The probability that a
+//! body loaded to the field σ₁(x) breaks is
+//! `P = 1 − exp(−(S_eff/S_0)(σ_max/σ_θ)^m)` with the *effective size*
+//!
+//! ```text
+//! S_eff = ∫ (σ₁(x)/σ_max)^m dS      over the tensile region (σ₁ > 0),
+//! ```
+//!
+//! S an area (surface flaws) or a volume (volume flaws). Two loadings break
+//! at the same probability when `σ_max,1 / σ_max,2 = (S_eff,2 / S_eff,1)^(1/m)`,
+//! so a material whose R_c is the characteristic strength of a test of
+//! effective size `S_ref` has, under a field of effective size `S_eff`, the
+//! threshold
+//!
+//! ```text
+//! R = R_c (S_ref / S_eff)^(1/m).
+//! ```
+//!
+//! A sharp contact-edge tension loads a small area and gets a high
+//! threshold: this regularises the point-wise Rankine test near a Hertz
+//! contact (issue 27 §1), where a plate's bending stress, spread wide, does
+//! not.
+//!
+//! **Rate (slow crack growth; ASTM C1368 §4, eq. 1).** With crack speed
+//! `∝ K_I^n`, the strength under a constant stress rate σ̇ grows as
+//! `σ_f ∝ σ̇^(1/(n+1))`, so the threshold is further multiplied by
+//! `(σ̇ / σ̇_ref)^(1/(n+1))`. An event's stress rate is its peak stress over
+//! the time from the contact's start to the peak.
+//!
+//! The integral is taken element by element over the stress field the
+//! stress points define ([`effective_size`]); the integrand is peaked for
+//! large m, so it converges under mesh refinement rather than being exact
+//! on one mesh (`tests/strength.rs` measures it against closed forms).
+
+use super::stress::max_principal_stress;
+use crate::config::Material;
+use crate::mesh::TetMesh;
+use crate::modal::ModalStress;
+use nalgebra::Point3;
+
+/// Which flaws the material's Weibull statistics describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlawPopulation {
+    /// Flaws on the surface: effective sizes are areas (m²).
+    Surface,
+    /// Flaws in the volume: effective sizes are volumes (m³).
+    Volume,
+}
+
+/// The Weibull size effect of a material.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WeibullScaling {
+    /// The Weibull modulus m.
+    pub modulus: f64,
+    /// Surface or volume flaws.
+    pub flaws: FlawPopulation,
+    /// The reference test's effective size (m² or m³).
+    pub reference_size: f64,
+}
+
+/// The slow-crack-growth rate effect of a material.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateScaling {
+    /// The slow-crack-growth exponent n.
+    pub exponent: f64,
+    /// The reference test's stress rate (Pa/s).
+    pub reference_rate_pa_s: f64,
+}
+
+/// A material's strength: R_c and how it scales (module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Strength {
+    /// R_c, the threshold at the reference test's size and rate (Pa).
+    pub reference_pa: f64,
+    /// The size effect, if the material gives a Weibull modulus.
+    pub weibull: Option<WeibullScaling>,
+    /// The rate effect, if the material gives a slow-crack-growth exponent.
+    pub rate: Option<RateScaling>,
+}
+
+/// What decided an event's Rankine threshold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct EventStrength {
+    /// The threshold the event's stresses were tested against (Pa).
+    pub threshold_pa: f64,
+    /// The effective size of the event's field at its peak (m² or m³;
+    /// 0 without the size effect).
+    pub effective_size: f64,
+    /// The event's stress rate, peak stress over time to peak (Pa/s;
+    /// 0 without the rate effect or for a held load).
+    pub stress_rate_pa_s: f64,
+}
+
+impl Strength {
+    /// The strength of `material` (validated: the scaling fields come with
+    /// their references).
+    pub fn of(material: &Material) -> Self {
+        let weibull = material.weibull_modulus.and_then(|modulus| {
+            let (flaws, reference_size) = match (
+                material.weibull_reference_area_m2,
+                material.weibull_reference_volume_m3,
+            ) {
+                (Some(area), _) => (FlawPopulation::Surface, area),
+                (None, Some(volume)) => (FlawPopulation::Volume, volume),
+                (None, None) => return None,
+            };
+            Some(WeibullScaling {
+                modulus,
+                flaws,
+                reference_size,
+            })
+        });
+        let rate = material
+            .slow_crack_growth_exponent
+            .zip(material.reference_stress_rate_pa_s)
+            .map(|(exponent, reference_rate_pa_s)| RateScaling {
+                exponent,
+                reference_rate_pa_s,
+            });
+        Self {
+            reference_pa: material.rankine_threshold_pa,
+            weibull,
+            rate,
+        }
+    }
+
+    /// Whether the threshold depends on the event (else it is R_c).
+    pub fn scales(&self) -> bool {
+        self.weibull.is_some() || self.rate.is_some()
+    }
+
+    /// The threshold for a field of effective size `effective_size` (ignored
+    /// without the size effect) loaded at `stress_rate_pa_s` (`None`: at the
+    /// reference rate, as a held load is checked).
+    pub fn threshold_pa(&self, effective_size: f64, stress_rate_pa_s: Option<f64>) -> f64 {
+        let mut threshold = self.reference_pa;
+        if let Some(w) = self.weibull {
+            // A field with no tension has no size; its threshold is moot.
+            if effective_size > 0.0 {
+                threshold *= (w.reference_size / effective_size).powf(1.0 / w.modulus);
+            }
+        }
+        if let (Some(r), Some(rate)) = (self.rate, stress_rate_pa_s) {
+            if rate > 0.0 {
+                threshold *= (rate / r.reference_rate_pa_s).powf(1.0 / (r.exponent + 1.0));
+            }
+        }
+        threshold
+    }
+
+    /// The event's threshold from its stress field: the stress (Voigt, Pa)
+    /// at each stress point of `table` on `mesh` at the peak, the peak and
+    /// its time from the contact's start (`None` for a held load).
+    pub fn event(
+        &self,
+        mesh: &TetMesh,
+        table: &ModalStress,
+        voigt_at_peak: &[[f64; 6]],
+        peak_pa: f64,
+        time_to_peak_s: Option<f64>,
+    ) -> EventStrength {
+        let effective_size = match self.weibull {
+            Some(w) => effective_size(mesh, table, voigt_at_peak, w.flaws, w.modulus),
+            None => 0.0,
+        };
+        let stress_rate_pa_s = match (self.rate, time_to_peak_s) {
+            (Some(_), Some(t)) if t > 0.0 => peak_pa / t,
+            _ => 0.0,
+        };
+        let rate = (stress_rate_pa_s > 0.0).then_some(stress_rate_pa_s);
+        EventStrength {
+            threshold_pa: self.threshold_pa(effective_size, rate),
+            effective_size,
+            stress_rate_pa_s,
+        }
+    }
+}
+
+/// `S_eff = ∫ (σ₁/σ_max)^m dS` over the tensile region of the field whose
+/// stress (Voigt, Pa) at each stress point of `table` is `voigt`, on
+/// `mesh`, with σ_max the largest σ₁ of the points (module docs); 0 if
+/// none is in tension.
+///
+/// A linear element's stress is constant; a quadratic element's is linear
+/// (its strain is, on straight edges), so the stress between its corner
+/// points is interpolated and σ₁ taken at the points of a Grundmann–Möller
+/// rule ([`SimplexRule`]) on each tet or boundary triangle. σ₁ is convex
+/// in the stress, so an element whose corners' σ₁ are all below
+/// `σ_max · CUTOFF_RATIO^(1/m)` contributes less than that ratio of its
+/// size, and is skipped.
+pub fn effective_size(
+    mesh: &TetMesh,
+    table: &ModalStress,
+    voigt: &[[f64; 6]],
+    flaws: FlawPopulation,
+    modulus: f64,
+) -> f64 {
+    debug_assert_eq!(voigt.len(), table.point_count());
+    let principal: Vec<f64> = voigt.iter().map(max_principal_stress).collect();
+    let peak = principal.iter().copied().fold(0.0, f64::max);
+    if peak <= 0.0 {
+        return 0.0;
+    }
+    let floor = peak * CUTOFF_RATIO.powf(1.0 / modulus);
+    let linear = table.points_per_element() == 1;
+    let integrand = |s: &[f64; 6]| {
+        let sigma1 = max_principal_stress(s);
+        if sigma1 > 0.0 {
+            (sigma1 / peak).powf(modulus)
+        } else {
+            0.0
+        }
+    };
+    // The stress at barycentric coordinates `bary` of the points `points`.
+    let interpolate = |points: &[u32], bary: &[f64]| -> [f64; 6] {
+        let mut s = [0.0; 6];
+        for (&p, &b) in points.iter().zip(bary) {
+            for (total, v) in s.iter_mut().zip(&voigt[p as usize]) {
+                *total += b * v;
+            }
+        }
+        s
+    };
+    let rule = SimplexRule::for_modulus(
+        match flaws {
+            FlawPopulation::Volume => 3,
+            FlawPopulation::Surface => 2,
+        },
+        modulus,
+    );
+    let mut size = 0.0;
+    match flaws {
+        FlawPopulation::Volume => {
+            for t in 0..mesh.tet_count() {
+                let points = table.element_points(t);
+                if points.iter().all(|&p| principal[p as usize] <= floor) {
+                    continue;
+                }
+                let mean = if linear {
+                    integrand(&voigt[points[0] as usize])
+                } else {
+                    rule.mean(|bary| integrand(&interpolate(points, bary)))
+                };
+                size += mesh.tet_volume(t) * mean;
+            }
+        }
+        FlawPopulation::Surface => {
+            for face in &mesh.topology().boundary_faces {
+                let element = table.element_points(face.tet as usize);
+                let points: &[u32] = if linear { element } else { &face.nodes };
+                if points.iter().all(|&p| principal[p as usize] <= floor) {
+                    continue;
+                }
+                let corners: [Point3<f64>; 3] = face.nodes.map(|n| mesh.nodes()[n as usize]);
+                let area = (corners[1] - corners[0])
+                    .cross(&(corners[2] - corners[0]))
+                    .norm()
+                    / 2.0;
+                let mean = if linear {
+                    integrand(&voigt[element[0] as usize])
+                } else {
+                    rule.mean(|bary| integrand(&interpolate(points, bary)))
+                };
+                size += area * mean;
+            }
+        }
+    }
+    size
+}
+
+/// An element whose integrand stays below this fraction everywhere is left
+/// out of the effective size: a trillionth of its size, against fields
+/// whose effective size is a millionth of a body's surface or more.
+const CUTOFF_RATIO: f64 = 1e-12;
+
+/// Largest s of the Grundmann–Möller rules used (degree 2s + 1 = 13; 210
+/// points on a tet, 84 on a triangle).
+const MAX_RULE_ORDER: usize = 6;
+
+/// A Grundmann–Möller rule on a simplex (Grundmann & Möller, SIAM J.
+/// Numer. Anal. 15, 1978, Theorem 4): exact for polynomials of degree
+/// `2s + 1`, in barycentric points with weights summing to 1 (a mean over
+/// the simplex). Some weights are negative.
+#[derive(Debug, Clone)]
+pub struct SimplexRule {
+    /// Barycentric coordinates, `dimension + 1` per point.
+    points: Vec<f64>,
+    weights: Vec<f64>,
+    vertices: usize,
+}
+
+impl SimplexRule {
+    /// The rule of order `s` on the simplex of `dimension` (2 or 3).
+    pub fn new(dimension: usize, s: usize) -> Self {
+        let n = dimension;
+        let vertices = n + 1;
+        let d = 2 * s + 1;
+        let factorial = |k: usize| (1..=k).map(|v| v as f64).product::<f64>();
+        let mut rule = Self {
+            points: Vec::new(),
+            weights: Vec::new(),
+            vertices,
+        };
+        for i in 0..=s {
+            let denominator = (d + n - 2 * i) as f64;
+            // Eq. (4.1), times n! so the weights are a mean.
+            let weight =
+                (-1f64).powi(i as i32) * 2f64.powi(-2 * s as i32) * denominator.powi(d as i32)
+                    / (factorial(i) * factorial(d + n - i))
+                    * factorial(n);
+            let mut beta = vec![0usize; vertices];
+            compositions(s - i, &mut beta, 0, &mut |beta| {
+                rule.points
+                    .extend(beta.iter().map(|&b| (2 * b + 1) as f64 / denominator));
+                rule.weights.push(weight);
+            });
+        }
+        rule
+    }
+
+    /// The rule for the integrand `(σ₁/σ_max)^m`: degree m or more, up to
+    /// degree 13.
+    pub fn for_modulus(dimension: usize, modulus: f64) -> Self {
+        let s = ((modulus - 1.0) / 2.0)
+            .ceil()
+            .clamp(0.0, MAX_RULE_ORDER as f64) as usize;
+        Self::new(dimension, s)
+    }
+
+    /// The mean of `f` (of barycentric coordinates) over the simplex.
+    pub fn mean(&self, mut f: impl FnMut(&[f64]) -> f64) -> f64 {
+        self.points
+            .chunks_exact(self.vertices)
+            .zip(&self.weights)
+            .map(|(bary, w)| w * f(bary))
+            .sum()
+    }
+}
+
+/// Calls `visit` with every `beta` of non-negative entries from `from` on
+/// summing to `total` (entries before `from` as given).
+fn compositions(total: usize, beta: &mut [usize], from: usize, visit: &mut impl FnMut(&[usize])) {
+    if from + 1 == beta.len() {
+        beta[from] = total;
+        visit(beta);
+        return;
+    }
+    for v in 0..=total {
+        beta[from] = v;
+        compositions(total - v, beta, from + 1, visit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fem::ElementOrder;
+
+    fn glass() -> Material {
+        let mut m = crate::config::MaterialLibrary::builtin()
+            .get("soda-lime-glass")
+            .unwrap()
+            .clone();
+        m.weibull_modulus = Some(8.0);
+        m.weibull_reference_area_m2 = Some(4e-4);
+        m.slow_crack_growth_exponent = Some(17.0);
+        m.reference_stress_rate_pa_s = Some(2e6);
+        m
+    }
+
+    #[test]
+    fn the_simplex_rules_are_exact_to_their_degree() {
+        // The mean of λ₀^a over the n-simplex is n!·a!/(a + n)!.
+        let factorial = |k: usize| (1..=k).map(|v| v as f64).product::<f64>();
+        for dimension in [2, 3] {
+            for s in 0..=MAX_RULE_ORDER {
+                let rule = SimplexRule::new(dimension, s);
+                for a in 0..=2 * s + 1 {
+                    let exact = factorial(dimension) * factorial(a) / factorial(a + dimension);
+                    let mean = rule.mean(|bary| bary[0].powi(a as i32));
+                    assert!(
+                        (mean - exact).abs() < 1e-12 * exact.max(1e-3),
+                        "n {dimension} s {s} degree {a}: {mean} against {exact}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_uniform_tension_has_the_whole_size_and_compression_none() {
+        let mesh = crate::mesh::box_mesh([0.2, 0.1, 0.05], [2, 2, 1], None).unwrap();
+        for order in [ElementOrder::Linear, ElementOrder::Quadratic] {
+            let elastic = crate::fem::ElasticMesh::new(&mesh, order);
+            let shapes = faer::Mat::<f64>::zeros(elastic.dofs(), 1);
+            let table = ModalStress::new(&elastic, &glass(), &shapes);
+            let n = table.point_count();
+            let uniform = vec![[5e6, 1e6, 0.0, 0.0, 0.0, 0.0]; n];
+            let volume = effective_size(&mesh, &table, &uniform, FlawPopulation::Volume, 9.0);
+            assert!((volume - 1e-3).abs() < 1e-12, "{order:?}: {volume}");
+            let area = effective_size(&mesh, &table, &uniform, FlawPopulation::Surface, 9.0);
+            let surface = 2.0 * (0.2 * 0.1 + 0.2 * 0.05 + 0.1 * 0.05);
+            assert!((area - surface).abs() < 1e-12, "{order:?}: {area}");
+            let compressed = vec![[-5e6, -1e6, 0.0, 0.0, 0.0, 0.0]; n];
+            assert_eq!(
+                effective_size(&mesh, &table, &compressed, FlawPopulation::Volume, 9.0),
+                0.0
+            );
+        }
+    }
+
+    #[test]
+    fn the_threshold_scales_with_size_and_rate_by_the_weakest_link_and_slow_crack_growth() {
+        let strength = Strength::of(&glass());
+        let r_c = strength.reference_pa;
+        // At the reference size and rate, R_c.
+        assert!((strength.threshold_pa(4e-4, Some(2e6)) - r_c).abs() < 1e-9 * r_c);
+        // 2^8 times smaller: twice as strong.
+        assert!((strength.threshold_pa(4e-4 / 256.0, Some(2e6)) - 2.0 * r_c).abs() < 1e-9 * r_c);
+        // 2^18 times faster: twice as strong (1/(n+1) = 1/18).
+        let fast = strength.threshold_pa(4e-4, Some(2e6 * 2f64.powi(18)));
+        assert!((fast - 2.0 * r_c).abs() < 1e-9 * r_c, "{fast}");
+        // A held load is checked at the reference rate.
+        assert!((strength.threshold_pa(4e-4, None) - r_c).abs() < 1e-9 * r_c);
+        // Without the fields, R_c whatever the event.
+        let plain = Strength::of(
+            crate::config::MaterialLibrary::builtin()
+                .get("soda-lime-glass")
+                .unwrap(),
+        );
+        assert!(!plain.scales());
+        assert_eq!(plain.threshold_pa(1e-9, Some(1e15)), plain.reference_pa);
+    }
+}
