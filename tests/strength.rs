@@ -190,6 +190,15 @@ fn tile() -> TetMesh {
 
 /// `material` struck at the tile's centre by the steel ball with `impulse`.
 fn strike(mesh: &TetMesh, material: &Material, impulse: f64) -> ImpactOutcome {
+    strike_body(mesh, material, impulse).0
+}
+
+/// As [`strike`], with the body struck.
+fn strike_body(
+    mesh: &TetMesh,
+    material: &Material,
+    impulse: f64,
+) -> (ImpactOutcome, BreakableBody) {
     let (basis, _) = analyse(
         mesh,
         material,
@@ -211,7 +220,8 @@ fn strike(mesh: &TetMesh, material: &Material, impulse: f64) -> ImpactOutcome {
         exact_peak_stress: true,
         ..FractureSettings::default()
     };
-    body.impact(&contact, &settings, threads(), &mut Counters::default())
+    let outcome = body.impact(&contact, &settings, threads(), &mut Counters::default());
+    (outcome, body)
 }
 
 /// The tile's material, with R_c the strength of a test of 4 cm² at
@@ -236,8 +246,22 @@ fn a_contact_peak_on_a_small_area_is_held_to_a_higher_threshold() {
     assert_eq!(point_wise.strength.threshold_pa, r_c);
     // The same field loads a small area, far below the reference test's:
     // its threshold is above the peak and nothing breaks.
-    let scaled = strike(&mesh, &weibull, 0.3);
+    let (scaled, body) = strike_body(&mesh, &weibull, 0.3);
     let s = scaled.strength;
+    // The viewer's stress view reads the stress over this event's threshold.
+    let largest_ratio = body
+        .last_impact_stress()
+        .unwrap()
+        .element_ratios()
+        .into_iter()
+        .flatten()
+        .fold(0.0f32, f32::max);
+    assert!(
+        rel(
+            f64::from(largest_ratio),
+            scaled.peak_stress_pa / s.threshold_pa
+        ) < 1e-5
+    );
     assert!(s.effective_size > 0.0 && s.effective_size < 1e-4);
     let expected = r_c * (4e-4 / s.effective_size).powf(0.1);
     assert!(rel(s.threshold_pa, expected) < 1e-12);

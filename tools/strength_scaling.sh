@@ -10,6 +10,10 @@
 #     σ_W = σ_max (A_eff / A_ref)^(1/m) the scaled test compares with R_c,
 #     on MESHES (default 20 40 58 cells across, 2 through), for impulses of
 #     0.2, 0.5 and 2 N·s.
+#  3. What the scaling costs an event: tools/fracture_phases.sh on the
+#     benchmark slabs (3 runs each, 12×12×2, 26×26×2 and 41×41×4 cells) with
+#     glondu-slab as shipped and with m = 10, A_ref = 4 cm², n = 20 at
+#     2 MPa/s added.
 #   tools/strength_scaling.sh [MESHES...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,3 +52,13 @@ print("%6s %8s %12.2f %12.4e %12.2f %12.2f %7d" % (cells, impulse, peak / 1e6,
       "$cells" "$impulse"
   done
 done
+echo
+scaled=$(mktemp --suffix=.toml)
+trap 'rm -f "$library" "$scaled"' EXIT
+sed '/^\[glondu-slab\]/a weibull_modulus = 10.0\nweibull_reference_area_m2 = 4.0e-4\nslow_crack_growth_exponent = 20.0\nreference_stress_rate_pa_s = 2.0e6' \
+  configs/materials.toml > "$scaled"
+echo "== event cost (ms), glondu-slab with one threshold"
+TESSERA="$tessera" tools/fracture_phases.sh 30 3 1 quadratic 12,12,2 26,26,2 41,41,4
+echo "== event cost (ms), glondu-slab with its threshold scaled (m = 10, n = 20)"
+FLAGS="--materials $scaled" TESSERA="$tessera" \
+  tools/fracture_phases.sh 30 3 1 quadratic 12,12,2 26,26,2 41,41,4

@@ -161,6 +161,8 @@ struct FragmentJson {
 #[derive(Serialize)]
 struct Milliseconds {
     initiation: f64,
+    /// Of `initiation`, the event's scaled threshold.
+    strength: f64,
     propagation: f64,
     meshing: f64,
     total: f64,
@@ -290,6 +292,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     }
     let milliseconds = Milliseconds {
         initiation: counters.initiation_s * 1e3,
+        strength: counters.strength_s * 1e3,
         propagation: counters.propagation_s * 1e3,
         meshing,
         total,
@@ -375,8 +378,9 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             );
         }
         println!(
-            "milliseconds: initiation {:.2}, propagation {:.2}, meshing {:.2}, total {:.2}",
+            "milliseconds: initiation {:.2} (of which the threshold {:.2}), propagation {:.2}, meshing {:.2}, total {:.2}",
             milliseconds.initiation,
+            milliseconds.strength,
             milliseconds.propagation,
             milliseconds.meshing,
             milliseconds.total

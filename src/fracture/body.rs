@@ -56,6 +56,9 @@ pub struct BreakableBody {
     pub(super) last_impact_states: Option<Arc<[f32]>>,
     /// The last impact's static correction and contact forces.
     pub(super) last_impact_residual: Option<(Arc<ResidualField>, Arc<[f32]>)>,
+    /// The Rankine threshold of the last impact (R_c, or R_c scaled to
+    /// the event: [`crate::fracture::Strength`]).
+    pub(super) last_impact_threshold_pa: f64,
     /// Whether the body is held still (a static body): its rigid motion
     /// takes no part in an impact's contact.
     pub(super) held: bool,
@@ -159,6 +162,7 @@ impl BreakableBody {
             stiffness,
             crack_seed: (seed as u32) ^ 0x5ca1ab1e,
             noise_octaves,
+            last_impact_threshold_pa: material.rankine_threshold_pa,
             material,
             impacts: 0,
             recent_load_dofs: Default::default(),
@@ -177,7 +181,7 @@ impl BreakableBody {
             tets: self.region.as_ref().map(|r| Arc::clone(&r.tets)),
             states: Arc::clone(self.last_impact_states.as_ref()?),
             residual: self.last_impact_residual.clone(),
-            threshold_pa: self.material.rankine_threshold_pa,
+            threshold_pa: self.last_impact_threshold_pa,
             serial: self.impacts,
         })
     }
@@ -335,6 +339,7 @@ impl BreakableBody {
             recent_load_dofs: Default::default(),
             last_impact_states: None,
             last_impact_residual: None,
+            last_impact_threshold_pa: self.material.rankine_threshold_pa,
             held: false,
             ..self.clone()
         }
@@ -416,6 +421,7 @@ impl BreakableBody {
             recent_load_dofs: Default::default(),
             last_impact_states: None,
             last_impact_residual: None,
+            last_impact_threshold_pa: self.material.rankine_threshold_pa,
             held: false,
         })
     }

@@ -512,6 +512,6 @@ impl FlexureField {
         let voigt: Vec<[f64; 6]> = (0..self.stress.point_count())
             .map(|p| self.point_stress(p))
             .collect();
-        effective_size(&self.mesh, &self.stress, &voigt, flaws, modulus)
+        effective_size(&self.mesh, &self.stress, &voigt, None, flaws, modulus)
     }
 }

@@ -230,6 +230,10 @@ pub struct Counters {
     pub initiation_s: f64,
     /// Crack propagation, less the crack starts it contains (s).
     pub propagation_s: f64,
+    /// Of `initiation_s`, the event's threshold for a material whose
+    /// strength scales (the exact peak and its effective size, s;
+    /// [`Strength`]).
+    pub strength_s: f64,
 }
 
 impl Counters {
@@ -237,6 +241,7 @@ impl Counters {
     pub fn add(&mut self, other: &Counters) {
         self.initiation_s += other.initiation_s;
         self.propagation_s += other.propagation_s;
+        self.strength_s += other.strength_s;
     }
 }
 
@@ -321,7 +326,7 @@ impl BreakableBody {
         let (staying, new): (Vec<usize>, Vec<usize>) = (0..loads.len()).partition(|&c| stays[c]);
         let mut shapes = faer::Mat::<f64>::zeros(n, loads.len());
         if !staying.is_empty() {
-            let kept: Vec<Vec<(usize, f64)>> = staying.iter().map(|&c| loads[c].clone()).collect();
+            let kept: Vec<&[(usize, f64)]> = staying.iter().map(|&c| &loads[c][..]).collect();
             let kept_shapes = correction.point_load_shapes(&kept, modes, highest);
             for (k, &c) in staying.iter().enumerate() {
                 shapes.col_mut(c).copy_from(kept_shapes.col(k));
@@ -614,6 +619,7 @@ impl BreakableBody {
             start,
             counters,
         );
+        self.last_impact_threshold_pa = outcome.strength.threshold_pa;
         outcome.contact_duration_s = duration;
         outcome.time_step_s = dt;
         outcome.contact = history;
@@ -724,6 +730,7 @@ impl BreakableBody {
         let event = strength.event(
             &self.mesh,
             table,
+            self.region.as_ref().map(|r| &r.tets[..]),
             &voigt,
             peak.peak_stress_pa,
             time_to_peak_s,
@@ -763,7 +770,9 @@ impl BreakableBody {
                 coordinates: forces,
             });
         }
+        let strength_start = Instant::now();
         let (strength, exact_peak_pa) = self.event_strength(&parts, sample_interval_s);
+        let strength_s = strength_start.elapsed().as_secs_f64();
         let threshold = strength.threshold_pa;
         let mut screening = screen(&parts, threshold, settings.exact_peak_stress);
         let state_at = |k: usize| &z[k * m..(k + 1) * m];
@@ -904,6 +913,7 @@ impl BreakableBody {
         }
         counters.add(&Counters {
             initiation_s,
+            strength_s,
             propagation_s: phase.elapsed().as_secs_f64() - (initiation_s - initiation_before_s),
         });
         ImpactOutcome {

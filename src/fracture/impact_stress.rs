@@ -62,7 +62,8 @@ pub struct ImpactStress {
 }
 
 impl ImpactStress {
-    /// The largest σ₁ over the impact's samples, over R_c, per element of the
+    /// The largest σ₁ over the impact's samples, over the impact's Rankine
+    /// threshold (R_c, or R_c scaled to the event), per element of the
     /// body (0 where it stays in compression); elements outside the body
     /// are `None`.
     pub fn element_ratios(&self) -> Vec<Option<f32>> {

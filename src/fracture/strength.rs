@@ -154,18 +154,20 @@ impl Strength {
     }
 
     /// The event's threshold from its stress field: the stress (Voigt, Pa)
-    /// at each stress point of `table` on `mesh` at the peak, the peak and
-    /// its time from the contact's start (`None` for a held load).
+    /// at each stress point of `table` on `mesh` (or its `elements`,
+    /// [`effective_size`]) at the peak, the peak and its time from the
+    /// contact's start (`None` for a held load).
     pub fn event(
         &self,
         mesh: &TetMesh,
         table: &ModalStress,
+        elements: Option<&[bool]>,
         voigt_at_peak: &[[f64; 6]],
         peak_pa: f64,
         time_to_peak_s: Option<f64>,
     ) -> EventStrength {
         let effective_size = match self.weibull {
-            Some(w) => effective_size(mesh, table, voigt_at_peak, w.flaws, w.modulus),
+            Some(w) => effective_size(mesh, table, voigt_at_peak, elements, w.flaws, w.modulus),
             None => 0.0,
         };
         let stress_rate_pa_s = match (self.rate, time_to_peak_s) {
@@ -183,8 +185,10 @@ impl Strength {
 
 /// `S_eff = ∫ (σ₁/σ_max)^m dS` over the tensile region of the field whose
 /// stress (Voigt, Pa) at each stress point of `table` is `voigt`, on
-/// `mesh`, with σ_max the largest σ₁ of the points (module docs); 0 if
-/// none is in tension.
+/// `mesh` or the elements of it marked in `elements` (a fragment's region
+/// of a shared mesh; its surface is then the mesh's boundary faces on
+/// those elements), with σ_max the largest σ₁ of their points (module
+/// docs); 0 if none is in tension.
 ///
 /// A linear element's stress is constant; a quadratic element's is linear
 /// (its strain is, on straight edges), so the stress between its corner
@@ -197,12 +201,18 @@ pub fn effective_size(
     mesh: &TetMesh,
     table: &ModalStress,
     voigt: &[[f64; 6]],
+    elements: Option<&[bool]>,
     flaws: FlawPopulation,
     modulus: f64,
 ) -> f64 {
     debug_assert_eq!(voigt.len(), table.point_count());
+    let included = |t: usize| elements.is_none_or(|e| e[t]);
     let principal: Vec<f64> = voigt.iter().map(max_principal_stress).collect();
-    let peak = principal.iter().copied().fold(0.0, f64::max);
+    let peak = (0..mesh.tet_count())
+        .filter(|&t| included(t))
+        .flat_map(|t| table.element_points(t))
+        .map(|&p| principal[p as usize])
+        .fold(0.0, f64::max);
     if peak <= 0.0 {
         return 0.0;
     }
@@ -236,7 +246,7 @@ pub fn effective_size(
     let mut size = 0.0;
     match flaws {
         FlawPopulation::Volume => {
-            for t in 0..mesh.tet_count() {
+            for t in (0..mesh.tet_count()).filter(|&t| included(t)) {
                 let points = table.element_points(t);
                 if points.iter().all(|&p| principal[p as usize] <= floor) {
                     continue;
@@ -251,6 +261,9 @@ pub fn effective_size(
         }
         FlawPopulation::Surface => {
             for face in &mesh.topology().boundary_faces {
+                if !included(face.tet as usize) {
+                    continue;
+                }
                 let element = table.element_points(face.tet as usize);
                 let points: &[u32] = if linear { element } else { &face.nodes };
                 if points.iter().all(|&p| principal[p as usize] <= floor) {
@@ -401,14 +414,44 @@ mod tests {
             let table = ModalStress::new(&elastic, &glass(), &shapes);
             let n = table.point_count();
             let uniform = vec![[5e6, 1e6, 0.0, 0.0, 0.0, 0.0]; n];
-            let volume = effective_size(&mesh, &table, &uniform, FlawPopulation::Volume, 9.0);
+            let volume = effective_size(&mesh, &table, &uniform, None, FlawPopulation::Volume, 9.0);
             assert!((volume - 1e-3).abs() < 1e-12, "{order:?}: {volume}");
-            let area = effective_size(&mesh, &table, &uniform, FlawPopulation::Surface, 9.0);
+            let area = effective_size(&mesh, &table, &uniform, None, FlawPopulation::Surface, 9.0);
             let surface = 2.0 * (0.2 * 0.1 + 0.2 * 0.05 + 0.1 * 0.05);
             assert!((area - surface).abs() < 1e-12, "{order:?}: {area}");
+            // A region: the half at x < 0.1, its surface without the cut.
+            let half: Vec<bool> = (0..mesh.tet_count())
+                .map(|t| mesh.tet_centroid(t).x < 0.1)
+                .collect();
+            let volume = effective_size(
+                &mesh,
+                &table,
+                &uniform,
+                Some(&half),
+                FlawPopulation::Volume,
+                9.0,
+            );
+            assert!((volume - 0.5e-3).abs() < 1e-12, "{order:?}: {volume}");
+            let area = effective_size(
+                &mesh,
+                &table,
+                &uniform,
+                Some(&half),
+                FlawPopulation::Surface,
+                9.0,
+            );
+            let outer = 2.0 * 0.1 * 0.1 + 2.0 * 0.1 * 0.05 + 0.1 * 0.05;
+            assert!((area - outer).abs() < 1e-12, "{order:?}: {area}");
             let compressed = vec![[-5e6, -1e6, 0.0, 0.0, 0.0, 0.0]; n];
             assert_eq!(
-                effective_size(&mesh, &table, &compressed, FlawPopulation::Volume, 9.0),
+                effective_size(
+                    &mesh,
+                    &table,
+                    &compressed,
+                    None,
+                    FlawPopulation::Volume,
+                    9.0
+                ),
                 0.0
             );
         }

@@ -53,6 +53,13 @@ impl std::str::FromStr for FactorOrdering {
 /// DOFs per node of the elasticity.
 const NODE_DOFS: usize = 3;
 
+/// Held while METIS runs: its random generator (GKlib's `random.c`) is a
+/// global of the C library, seeded at the start of each `METIS_NodeND`, so
+/// two calls at once would race on it (undefined behaviour, and orderings
+/// that differ from run to run). Background analyses of fragments order
+/// their factors on several threads.
+static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A fill-reducing permutation of `pattern`'s rows and columns (a
 /// symmetric pattern, one triangle or both, 3 DOFs per node in order):
 /// `(forward, inverse)` with `forward[k]` the original index placed at `k`.
@@ -100,10 +107,15 @@ pub(super) fn nested_dissection(
     let mut permutation: Vec<idx_t> = vec![0; nodes];
     let mut inverse: Vec<idx_t> = vec![0; nodes];
     let mut options = [0 as idx_t; metis_sys::METIS_NOPTIONS as usize];
+    // METIS cannot panic; a poisoned lock guards nothing broken.
+    let _alone = METIS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     // SAFETY: the arrays have the lengths METIS reads and writes (xadj:
     // nodes + 1, adjncy: xadj[nodes], perm and iperm: nodes, options:
-    // METIS_NOPTIONS); vwgt may be null. The default options seed METIS's
-    // generator with a constant, so the ordering is the same on every run.
+    // METIS_NOPTIONS); vwgt may be null. No other METIS call runs (the
+    // lock above), and the default options seed its generator with a
+    // constant, so the ordering is the same on every run.
     let status = unsafe {
         metis_sys::METIS_SetDefaultOptions(options.as_mut_ptr());
         metis_sys::METIS_NodeND(
@@ -187,17 +199,42 @@ mod tests {
         );
     }
 
-    /// The ordering changes the factor, not the modes.
+    /// Orderings computed at once on several threads are the one computed
+    /// alone: METIS's random generator is a global of its C library.
     #[test]
-    fn both_orderings_give_the_same_modes() {
-        let mesh = box_mesh([0.2, 0.04, 0.02], [10, 3, 2], None).unwrap();
-        let elastic = ElasticMesh::new(&mesh, ElementOrder::Quadratic);
+    fn concurrent_orderings_are_the_serial_one() {
+        let mesh = box_mesh([0.1, 0.1, 0.05], [12, 12, 6], None).unwrap();
+        let elastic = ElasticMesh::new(&mesh, ElementOrder::Linear);
         let material = MaterialLibrary::builtin()
-            .get("ceramic-tile")
+            .get("glondu-slab")
             .unwrap()
             .clone();
         let stiffness = elastic.stiffness(&material);
-        let mass = elastic.lumped_mass(material.density_kg_m3);
+        let pattern = stiffness.symbolic();
+        let serial = nested_dissection(pattern).expect("an ordering");
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        (0..8)
+                            .map(|_| nested_dissection(pattern).expect("an ordering"))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            for worker in workers {
+                for ordering in worker.join().unwrap() {
+                    assert!(ordering == serial, "a concurrent ordering differs");
+                }
+            }
+        });
+    }
+
+    /// The ordering changes the factor, not the modes.
+    #[test]
+    fn both_orderings_give_the_same_modes() {
+        let (elastic, _, stiffness, mass) =
+            crate::modal::static_correction::tests::bar([10, 3, 2], ElementOrder::Quadratic);
         let solve = |ordering| {
             let settings = EigenSettings {
                 ordering,

@@ -335,12 +335,16 @@ impl StaticCorrection {
     /// on which shapes were kept before.
     pub fn point_load_shapes(
         &self,
-        loads: &[Vec<(usize, f64)>],
+        loads: &[impl AsRef<[(usize, f64)]>],
         modes: MatRef<'_, f64>,
         highest_eigenvalue: f64,
     ) -> Mat<f64> {
         let n = self.dofs();
-        let mut dofs: Vec<usize> = loads.iter().flatten().map(|&(dof, _)| dof).collect();
+        let mut dofs: Vec<usize> = loads
+            .iter()
+            .flat_map(|load| load.as_ref())
+            .map(|&(dof, _)| dof)
+            .collect();
         dofs.sort_unstable();
         dofs.dedup();
         let mut shapes: HashMap<usize, Arc<[f64]>> = HashMap::with_capacity(dofs.len());
@@ -384,7 +388,7 @@ impl StaticCorrection {
         }
         let mut out = Mat::<f64>::zeros(n, loads.len());
         for (c, load) in loads.iter().enumerate() {
-            for (dof, f) in load {
+            for (dof, f) in load.as_ref() {
                 let shape = &shapes[dof];
                 for (i, r) in shape.iter().enumerate() {
                     out[(i, c)] += f * r;
@@ -412,7 +416,7 @@ impl StaticCorrection {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::config::MaterialLibrary;
     use crate::fem::{ElementOrder, SparseMatrix};
@@ -422,7 +426,7 @@ mod tests {
 
     /// A 20 × 4 × 2 cm ceramic bar of `cells` in `order` elements: its
     /// elasticity, material, K and lumped M.
-    fn bar(
+    pub(in crate::modal) fn bar(
         cells: [usize; 3],
         order: ElementOrder,
     ) -> (ElasticMesh, Material, SparseMatrix, Vec<f64>) {
@@ -490,6 +494,7 @@ mod tests {
                 Par::Seq,
             );
             let rigid = &correction.rigid;
+            let second = correction.second_order_shapes(residual.as_ref(), x.as_ref(), highest);
             for c in 0..2 {
                 let rp: Vec<f64> = (0..6)
                     .map(|r| (0..n).map(|i| rigid[(i, r)] * loads[(i, c)]).sum())
@@ -507,7 +512,6 @@ mod tests {
                     "{order:?}, {modes} modes, load {c}: |Ku − p̃| = {error:e}"
                 );
                 // The second-order shape: K s = M r, s ⊥_M R, X.
-                let second = correction.second_order_shapes(residual.as_ref(), x.as_ref(), highest);
                 let mut ks = Mat::<f64>::zeros(n, 1);
                 sparse_dense_matmul(
                     ks.as_mut(),
@@ -528,34 +532,21 @@ mod tests {
                     error < TOLERANCE * size,
                     "{order:?}, {modes} modes, load {c}: |Ks − Mr| = {error:e} of {size:e}"
                 );
-                for basis in [x.as_ref(), rigid.as_ref()] {
-                    for j in 0..basis.ncols() {
-                        let overlap: f64 = (0..n)
-                            .map(|i| basis[(i, j)] * mass[i] * second[(i, c)])
-                            .sum();
-                        let norm: f64 = (0..n)
-                            .map(|i| mass[i] * second[(i, c)].powi(2))
-                            .sum::<f64>()
-                            .sqrt();
-                        assert!(
-                            overlap.abs() < 1e-9 * norm,
-                            "{modes} modes: second-order overlap {overlap:e}"
-                        );
-                    }
-                }
-                for basis in [x.as_ref(), rigid.as_ref()] {
-                    for j in 0..basis.ncols() {
-                        let overlap: f64 = (0..n)
-                            .map(|i| basis[(i, j)] * mass[i] * residual[(i, c)])
-                            .sum();
-                        let norm: f64 = (0..n)
-                            .map(|i| mass[i] * residual[(i, c)].powi(2))
-                            .sum::<f64>()
-                            .sqrt();
-                        assert!(
-                            overlap.abs() < 1e-9 * norm,
-                            "{modes} modes: overlap {overlap:e}"
-                        );
+                for (shape, what) in [(&residual, "residual"), (&second, "second-order")] {
+                    let norm: f64 = (0..n)
+                        .map(|i| mass[i] * shape[(i, c)].powi(2))
+                        .sum::<f64>()
+                        .sqrt();
+                    for basis in [x.as_ref(), rigid.as_ref()] {
+                        for j in 0..basis.ncols() {
+                            let overlap: f64 = (0..n)
+                                .map(|i| basis[(i, j)] * mass[i] * shape[(i, c)])
+                                .sum();
+                            assert!(
+                                overlap.abs() < 1e-9 * norm,
+                                "{modes} modes: {what} overlap {overlap:e}"
+                            );
+                        }
                     }
                 }
             }
