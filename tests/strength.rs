@@ -190,14 +190,16 @@ fn tile() -> TetMesh {
 
 /// `material` struck at the tile's centre by the steel ball with `impulse`.
 fn strike(mesh: &TetMesh, material: &Material, impulse: f64) -> ImpactOutcome {
-    strike_body(mesh, material, impulse).0
+    strike_body(mesh, material, impulse, true).0
 }
 
-/// As [`strike`], with the body struck.
+/// As [`strike`], with the body struck, with or without the exact peak
+/// stress (the world's checks go without).
 fn strike_body(
     mesh: &TetMesh,
     material: &Material,
     impulse: f64,
+    exact_peak_stress: bool,
 ) -> (ImpactOutcome, BreakableBody) {
     let (basis, _) = analyse(
         mesh,
@@ -217,7 +219,7 @@ fn strike_body(
         impactor: Impactor::steel_ball(),
     }];
     let settings = FractureSettings {
-        exact_peak_stress: true,
+        exact_peak_stress,
         ..FractureSettings::default()
     };
     let outcome = body.impact(&contact, &settings, threads(), &mut Counters::default());
@@ -246,7 +248,7 @@ fn a_contact_peak_on_a_small_area_is_held_to_a_higher_threshold() {
     assert_eq!(point_wise.strength.threshold_pa, r_c);
     // The same field loads a small area, far below the reference test's:
     // its threshold is above the peak and nothing breaks.
-    let (scaled, body) = strike_body(&mesh, &weibull, 0.3);
+    let (scaled, body) = strike_body(&mesh, &weibull, 0.3, true);
     let s = scaled.strength;
     // The viewer's stress view reads the stress over this event's threshold.
     let largest_ratio = body
@@ -291,4 +293,34 @@ fn a_faster_load_gives_a_higher_strength_by_slow_crack_growth() {
     let ratio = fast.threshold_pa / slow.threshold_pa;
     let law = (fast.stress_rate_pa_s / slow.stress_rate_pa_s).powf(1.0 / 21.0);
     assert!(rel(ratio, law) < 1e-12);
+}
+
+/// The world screens without the exact peak: against the lowest threshold
+/// the event could have, then its own. The same threshold and cracks.
+#[test]
+fn the_scaled_threshold_does_not_need_the_exact_peak() {
+    let mesh = tile();
+    let mut tile = weibull_tile();
+    tile.slow_crack_growth_exponent = Some(20.0);
+    tile.reference_stress_rate_pa_s = Some(2e6);
+    for impulse in [0.3, 2.0] {
+        let (exact, exact_body) = strike_body(&mesh, &tile, impulse, true);
+        let (world, world_body) = strike_body(&mesh, &tile, impulse, false);
+        assert_eq!(exact.cracks.len(), world.cracks.len(), "{impulse} N·s");
+        let volumes = |b: &BreakableBody| {
+            b.fragments(threads())
+                .iter()
+                .map(|f| f.volume_m3.to_bits())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(volumes(&exact_body), volumes(&world_body));
+        if exact.cracks.is_empty() {
+            // Nothing broke: without the exact peak the threshold reported
+            // is at most the event's.
+            assert!(world.strength.threshold_pa <= exact.strength.threshold_pa);
+        } else {
+            assert_eq!(world.strength, exact.strength);
+            assert_eq!(world.peak_stress_pa, exact.peak_stress_pa);
+        }
+    }
 }

@@ -5,10 +5,10 @@ use super::contact::{chord_weights, contact_patch};
 use super::energy::{EnergyLedger, EnergyTables, StrainEnergy};
 use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
 use super::impact_stress::ResidualField;
-use super::initiation::{element_stress, point_stress, screen, StressPart};
+use super::initiation::{element_stress, point_stress, screen, Screening, StressPart};
 use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
 use super::shielding::CrackShield;
-use super::strength::{EventStrength, Strength};
+use super::strength::{whole_size, EventStrength, Strength};
 use super::stress::{max_principal_stress, principal_direction};
 use super::surface::CrackSurface;
 use super::BreakableBody;
@@ -698,44 +698,65 @@ impl BreakableBody {
 
     /// The threshold of the event whose stress field is `parts`, sampled
     /// every `sample_interval_s` from the contact's start (`None`: a held
-    /// load): R_c scaled to the field's effective size at its peak and to
-    /// its stress rate ([`Strength`]). The scaling needs the exact peak and
-    /// its sample, and then σ₁ at every stress point at that sample; the
-    /// exact peak is returned beside (0 when the threshold is R_c).
+    /// load) and screened into `screening` against at most
+    /// [`Self::lowest_threshold_pa`]: R_c scaled to the field's effective
+    /// size at its peak and to its stress rate ([`Strength`]), from σ₁ at
+    /// every stress point at the peak's sample. An event whose peak is
+    /// below the lowest threshold cannot break; without the exact peak its
+    /// peak is then not known, and it reports the lowest threshold.
     fn event_strength(
         &self,
+        strength: &Strength,
         parts: &[StressPart],
+        screening: &Screening,
+        lowest_threshold_pa: f64,
         sample_interval_s: Option<f64>,
-    ) -> (EventStrength, f64) {
-        let strength = Strength::of(&self.material);
-        if !strength.scales() {
-            let fixed = EventStrength {
-                threshold_pa: strength.reference_pa,
+    ) -> EventStrength {
+        let peak = screening.peak_stress_pa;
+        if !strength.scales() || !(peak > lowest_threshold_pa || (peak > 0.0 && screening.exact)) {
+            return EventStrength {
+                threshold_pa: lowest_threshold_pa,
                 ..EventStrength::default()
             };
-            return (fixed, 0.0);
         }
-        let peak = screen(parts, f64::INFINITY, true);
-        let time_to_peak_s = sample_interval_s.map(|dt| dt * (peak.peak_sample + 1) as f64);
+        let time_to_peak_s = sample_interval_s.map(|dt| dt * (screening.peak_sample + 1) as f64);
         let table = self.basis.stress();
         let voigt: Vec<[f64; 6]> = if strength.weibull.is_some() {
             (0..table.point_count())
                 .into_par_iter()
                 .with_min_len(1024)
-                .map(|p| point_stress(parts, p, peak.peak_sample))
+                .map(|p| point_stress(parts, p, screening.peak_sample))
                 .collect()
         } else {
             Vec::new()
         };
-        let event = strength.event(
+        strength.event(
             &self.mesh,
             table,
             self.region.as_ref().map(|r| &r.tets[..]),
             &voigt,
-            peak.peak_stress_pa,
+            peak,
             time_to_peak_s,
-        );
-        (event, peak.peak_stress_pa)
+        )
+    }
+
+    /// The lowest threshold an event of `samples` samples every
+    /// `sample_interval_s` (`None`: a held load) can have on this body
+    /// ([`Strength::lowest_threshold_pa`] over its whole surface or volume).
+    fn lowest_threshold_pa(
+        &self,
+        strength: &Strength,
+        samples: usize,
+        sample_interval_s: Option<f64>,
+    ) -> f64 {
+        let whole = strength.weibull.map_or(0.0, |w| {
+            whole_size(
+                &self.mesh,
+                self.region.as_ref().map(|r| &r.tets[..]),
+                w.flaws,
+            )
+        });
+        strength.lowest_threshold_pa(whole, sample_interval_s.map(|dt| dt * samples as f64))
     }
 
     /// The Rankine test at every modal state `z` (sample-major, m per
@@ -770,11 +791,23 @@ impl BreakableBody {
                 coordinates: forces,
             });
         }
+        // One screening against the lowest threshold the event can have
+        // (R_c for a material with one), then the event's own from its
+        // peak; the hot lists are popped against the latter.
+        let material_strength = Strength::of(&self.material);
+        let samples = z.len().checked_div(m).unwrap_or(0);
+        let lowest = self.lowest_threshold_pa(&material_strength, samples, sample_interval_s);
+        let mut screening = screen(&parts, lowest, settings.exact_peak_stress);
         let strength_start = Instant::now();
-        let (strength, exact_peak_pa) = self.event_strength(&parts, sample_interval_s);
+        let strength = self.event_strength(
+            &material_strength,
+            &parts,
+            &screening,
+            lowest,
+            sample_interval_s,
+        );
         let strength_s = strength_start.elapsed().as_secs_f64();
         let threshold = strength.threshold_pa;
-        let mut screening = screen(&parts, threshold, settings.exact_peak_stress);
         let state_at = |k: usize| &z[k * m..(k + 1) * m];
         let contacts = residual.map_or(0, |(field, _)| field.contacts());
         let forces_at =
@@ -922,7 +955,7 @@ impl BreakableBody {
             contact: ContactHistory::default(),
             contact_impulses_n_s: Vec::new(),
             steps,
-            peak_stress_pa: screening.peak_stress_pa.max(exact_peak_pa),
+            peak_stress_pa: screening.peak_stress_pa,
             strength,
             points_evaluated: (screening.groups_evaluated * GROUP_POINTS)
                 .min(basis.stress().point_count()),

@@ -57,6 +57,9 @@ pub(crate) struct Screening {
     pub peak_stress_pa: f64,
     /// The sample of the peak (the first, at equal peaks).
     pub peak_sample: usize,
+    /// Whether the peak is exact whatever its value (else only above the
+    /// threshold screened against).
+    pub exact: bool,
     /// Element groups whose stresses were formed (at one sample or more).
     pub groups_evaluated: usize,
 }
@@ -126,6 +129,7 @@ pub(crate) fn screen(parts: &[StressPart], threshold_pa: f64, exact_peak: bool) 
     debug_assert!(parts.iter().all(|p| p.samples() == steps));
     let mut screening = Screening {
         hot: vec![HotSample::default(); steps],
+        exact: exact_peak,
         ..Screening::default()
     };
     if steps == 0 {

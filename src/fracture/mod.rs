@@ -38,7 +38,7 @@ pub use propagate::{propagate, propagate_deferred, Crack, CrackScratch, CrackSto
 pub use shielding::{CrackShield, TractionFactors};
 pub use state::FractureState;
 pub use strength::{
-    effective_size, EventStrength, FlawPopulation, RateScaling, SimplexRule, Strength,
+    effective_size, whole_size, EventStrength, FlawPopulation, RateScaling, SimplexRule, Strength,
     WeibullScaling,
 };
 pub use stress::{max_principal_stress, principal_direction};

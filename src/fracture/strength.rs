@@ -153,6 +153,26 @@ impl Strength {
         threshold
     }
 
+    /// The lowest threshold an event on a body of size `whole_size` (its
+    /// surface or volume, [`whole_size`]) can have, lasting at most
+    /// `longest_time_s` (`None`: a held load, checked at the reference
+    /// rate). The effective size is at most the whole; a stress rate is
+    /// at least σ_max/T, so a peak σ breaks only if
+    /// `σ ≥ R_size (σ/(T σ̇_ref))^(1/(n+1))`, that is
+    /// `σ ≥ R_size^((n+1)/n) (T σ̇_ref)^(−1/n)`. Stresses below it cannot
+    /// break the body in that event, whatever its field.
+    pub fn lowest_threshold_pa(&self, whole_size: f64, longest_time_s: Option<f64>) -> f64 {
+        let mut threshold = self.threshold_pa(whole_size, None);
+        if let (Some(r), Some(t)) = (self.rate, longest_time_s) {
+            if t > 0.0 {
+                let n = r.exponent;
+                threshold =
+                    threshold.powf((n + 1.0) / n) * (t * r.reference_rate_pa_s).powf(-1.0 / n);
+            }
+        }
+        threshold
+    }
+
     /// The event's threshold from its stress field: the stress (Voigt, Pa)
     /// at each stress point of `table` on `mesh` (or its `elements`,
     /// [`effective_size`]) at the peak, the peak and its time from the
@@ -194,9 +214,11 @@ impl Strength {
 /// (its strain is, on straight edges), so the stress between its corner
 /// points is interpolated and σ₁ taken at the points of a Grundmann–Möller
 /// rule ([`SimplexRule`]) on each tet or boundary triangle. σ₁ is convex
-/// in the stress, so an element whose corners' σ₁ are all below
-/// `σ_max · CUTOFF_RATIO^(1/m)` contributes less than that ratio of its
-/// size, and is skipped.
+/// in the stress, so a piece's integral is at most its measure times
+/// `(max σ₁ of its points / σ_max)^m`: pieces are integrated in decreasing
+/// order of that bound until what is left is bounded below
+/// `INTEGRAL_TOLERANCE` (1e-4) of the sum, and pieces whose bound is below
+/// `CUTOFF_RATIO` (1e-12) of their measure are not considered.
 pub fn effective_size(
     mesh: &TetMesh,
     table: &ModalStress,
@@ -243,20 +265,30 @@ pub fn effective_size(
         },
         modulus,
     );
-    let mut size = 0.0;
+    // The pieces of the domain, each with its measure, its stress points
+    // and the bound `measure · (max σ₁ of its points / σ_max)^m` of its
+    // integral (σ₁ is convex in the stress).
+    let mut pieces: Vec<(f64, f64, [u32; 4], usize)> = Vec::new();
+    let mut add = |measure: f64, points: &[u32]| {
+        let largest = points
+            .iter()
+            .map(|&p| principal[p as usize])
+            .fold(0.0, f64::max);
+        if largest > floor {
+            let mut held = [0u32; 4];
+            held[..points.len()].copy_from_slice(points);
+            pieces.push((
+                measure * (largest / peak).powf(modulus),
+                measure,
+                held,
+                points.len(),
+            ));
+        }
+    };
     match flaws {
         FlawPopulation::Volume => {
             for t in (0..mesh.tet_count()).filter(|&t| included(t)) {
-                let points = table.element_points(t);
-                if points.iter().all(|&p| principal[p as usize] <= floor) {
-                    continue;
-                }
-                let mean = if linear {
-                    integrand(&voigt[points[0] as usize])
-                } else {
-                    rule.mean(|bary| integrand(&interpolate(points, bary)))
-                };
-                size += mesh.tet_volume(t) * mean;
+                add(mesh.tet_volume(t), table.element_points(t));
             }
         }
         FlawPopulation::Surface => {
@@ -266,25 +298,63 @@ pub fn effective_size(
                 }
                 let element = table.element_points(face.tet as usize);
                 let points: &[u32] = if linear { element } else { &face.nodes };
-                if points.iter().all(|&p| principal[p as usize] <= floor) {
-                    continue;
-                }
                 let corners: [Point3<f64>; 3] = face.nodes.map(|n| mesh.nodes()[n as usize]);
                 let area = (corners[1] - corners[0])
                     .cross(&(corners[2] - corners[0]))
                     .norm()
                     / 2.0;
-                let mean = if linear {
-                    integrand(&voigt[element[0] as usize])
-                } else {
-                    rule.mean(|bary| integrand(&interpolate(points, bary)))
-                };
-                size += area * mean;
+                add(area, points);
             }
         }
     }
+    // Largest bounds first; stop once what is left is bounded below
+    // `INTEGRAL_TOLERANCE` of the integral so far (a field peaked at a
+    // contact integrates its neighbourhood only).
+    pieces.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+    let mut left: f64 = pieces.iter().map(|p| p.0).sum();
+    let mut size = 0.0;
+    for (bound, measure, points, count) in pieces {
+        if left <= INTEGRAL_TOLERANCE * size {
+            break;
+        }
+        left -= bound;
+        let points = &points[..count];
+        let mean = if linear {
+            integrand(&voigt[points[0] as usize])
+        } else {
+            rule.mean(|bary| integrand(&interpolate(points, bary)))
+        };
+        size += measure * mean;
+    }
     size
 }
+
+/// The whole surface (m²) or volume (m³) of `mesh`, or of its `elements`
+/// ([`effective_size`]): the most an effective size can be.
+pub fn whole_size(mesh: &TetMesh, elements: Option<&[bool]>, flaws: FlawPopulation) -> f64 {
+    let included = |t: usize| elements.is_none_or(|e| e[t]);
+    match flaws {
+        FlawPopulation::Volume => (0..mesh.tet_count())
+            .filter(|&t| included(t))
+            .map(|t| mesh.tet_volume(t))
+            .sum(),
+        FlawPopulation::Surface => mesh
+            .topology()
+            .boundary_faces
+            .iter()
+            .filter(|f| included(f.tet as usize))
+            .map(|f| {
+                let [a, b, c] = f.nodes.map(|n| mesh.nodes()[n as usize]);
+                (b - a).cross(&(c - a)).norm() / 2.0
+            })
+            .sum(),
+    }
+}
+
+/// The effective size's integration stops when what it leaves out is
+/// bounded below this fraction of it: a hundred-thousandth of the
+/// threshold for m ≥ 10.
+const INTEGRAL_TOLERANCE: f64 = 1e-4;
 
 /// An element whose integrand stays below this fraction everywhere is left
 /// out of the effective size: a trillionth of its size, against fields
@@ -470,6 +540,24 @@ mod tests {
         assert!((fast - 2.0 * r_c).abs() < 1e-9 * r_c, "{fast}");
         // A held load is checked at the reference rate.
         assert!((strength.threshold_pa(4e-4, None) - r_c).abs() < 1e-9 * r_c);
+        // The lowest threshold: met exactly by a peak over the whole body
+        // at the end of the event, and no breaking peak lies below it.
+        let (whole, duration) = (1e-2, 1e-3);
+        let lowest = strength.lowest_threshold_pa(whole, Some(duration));
+        let at_lowest = strength.threshold_pa(whole, Some(lowest / duration));
+        assert!((at_lowest - lowest).abs() < 1e-9 * lowest, "{at_lowest} against {lowest}");
+        for size in [whole, whole / 10.0, whole / 1e4] {
+            for time in [duration, duration / 3.0, duration / 100.0] {
+                for peak in [0.5, 0.9, 0.99, 1.01, 2.0].map(|f| f * lowest) {
+                    let breaks = peak >= strength.threshold_pa(size, Some(peak / time));
+                    assert!(!breaks || peak >= lowest, "{peak} breaks below {lowest}");
+                }
+            }
+        }
+        assert_eq!(
+            strength.lowest_threshold_pa(whole, None),
+            strength.threshold_pa(whole, None)
+        );
         // Without the fields, R_c whatever the event.
         let plain = Strength::of(
             crate::config::MaterialLibrary::builtin()
