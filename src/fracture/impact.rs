@@ -203,8 +203,9 @@ pub struct ImpactOutcome {
     /// Time samples taken.
     pub steps: usize,
     /// Largest maximum principal stress over the contact (Pa), 0 if no
-    /// element is in tension; a lower bound if below the Rankine threshold
-    /// without [`FractureSettings::exact_peak_stress`].
+    /// element is in tension; without [`FractureSettings::exact_peak_stress`],
+    /// a lower bound if below the lowest threshold the event could have
+    /// (R_c for a material with one; [`Strength::lowest_threshold_pa`]).
     pub peak_stress_pa: f64,
     /// The Rankine threshold the event was tested against, and what set it
     /// (the material's size and rate effects, [`crate::fracture::Strength`]).
@@ -231,8 +232,8 @@ pub struct Counters {
     /// Crack propagation, less the crack starts it contains (s).
     pub propagation_s: f64,
     /// Of `initiation_s`, the event's threshold for a material whose
-    /// strength scales (the exact peak and its effective size, s;
-    /// [`Strength`]).
+    /// strength scales (σ₁ at every stress point at the peak's sample and
+    /// the effective size, s; [`Strength`]).
     pub strength_s: f64,
 }
 

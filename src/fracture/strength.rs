@@ -545,7 +545,10 @@ mod tests {
         let (whole, duration) = (1e-2, 1e-3);
         let lowest = strength.lowest_threshold_pa(whole, Some(duration));
         let at_lowest = strength.threshold_pa(whole, Some(lowest / duration));
-        assert!((at_lowest - lowest).abs() < 1e-9 * lowest, "{at_lowest} against {lowest}");
+        assert!(
+            (at_lowest - lowest).abs() < 1e-9 * lowest,
+            "{at_lowest} against {lowest}"
+        );
         for size in [whole, whole / 10.0, whole / 1e4] {
             for time in [duration, duration / 3.0, duration / 100.0] {
                 for peak in [0.5, 0.9, 0.99, 1.01, 2.0].map(|f| f * lowest) {
