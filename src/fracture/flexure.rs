@@ -179,26 +179,19 @@ impl RingOnRing {
     }
 
     fn check(&self) -> Result<(), FlexureError> {
-        let geometry = |field, message: &str| FlexureError::Geometry {
-            field,
-            message: message.to_owned(),
-        };
-        let fields = [
+        positive_lengths(&[
             ("specimen_diameter_m", self.specimen_diameter_m),
             ("support_diameter_m", self.support_diameter_m),
             ("load_diameter_m", self.load_diameter_m),
             ("thickness_m", self.thickness_m),
-        ];
-        if let Some((field, _)) = fields.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
-            return Err(geometry(field, "must be a positive length"));
-        }
+        ])?;
         if !(self.load_diameter_m < self.support_diameter_m
             && self.support_diameter_m <= self.specimen_diameter_m)
         {
-            return Err(geometry(
-                "support_diameter_m",
-                "the rings must nest: load < support ≤ specimen diameter",
-            ));
+            return Err(FlexureError::Geometry {
+                field: "support_diameter_m",
+                message: "the rings must nest: load < support ≤ specimen diameter".into(),
+            });
         }
         Ok(())
     }
@@ -236,18 +229,11 @@ impl RingOnRing {
         let mesh = plate_mesh(radius, self.thickness_m, rings, layers, None)?;
         let on_ring = |diameter: f64, z: f64| -> Vec<u32> {
             let tolerance = spacing * 1e-6;
-            let mut nodes: Vec<(f64, u32)> = mesh
-                .nodes()
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| {
-                    (p.z - z).abs() < tolerance
-                        && (p.coords.xy().norm() - diameter / 2.0).abs() < tolerance
-                })
-                .map(|(i, p)| (p.y.atan2(p.x), i as u32))
-                .collect();
-            nodes.sort_by(|a, b| a.0.total_cmp(&b.0));
-            nodes.into_iter().map(|(_, i)| i).collect()
+            nodes_along(&mesh, |p| {
+                ((p.z - z).abs() < tolerance
+                    && (p.coords.xy().norm() - diameter / 2.0).abs() < tolerance)
+                    .then(|| p.y.atan2(p.x))
+            })
         };
         let elastic = ElasticMesh::new(&mesh, order);
         let mut loads = Vec::new();
@@ -331,17 +317,11 @@ impl ThreePointBending {
         cells_deep: usize,
         order: ElementOrder,
     ) -> Result<FlexureField, FlexureError> {
-        let fields = [
+        positive_lengths(&[
             ("span_m", self.span_m),
             ("width_m", self.width_m),
             ("depth_m", self.depth_m),
-        ];
-        if let Some((field, _)) = fields.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
-            return Err(FlexureError::Geometry {
-                field,
-                message: "must be a positive length".into(),
-            });
-        }
+        ])?;
         let cell = self.span_m / cells_in_span.max(2) as f64;
         let overhang_cells = self.overhang_m / cell;
         if cells_in_span % 2 != 0
@@ -365,15 +345,9 @@ impl ThreePointBending {
         )?;
         let on_line = |x: f64, z: f64| -> Vec<u32> {
             let tolerance = cell * 1e-6;
-            let mut nodes: Vec<(f64, u32)> = mesh
-                .nodes()
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| (p.x - x).abs() < tolerance && (p.z - z).abs() < tolerance)
-                .map(|(i, p)| (p.y, i as u32))
-                .collect();
-            nodes.sort_by(|a, b| a.0.total_cmp(&b.0));
-            nodes.into_iter().map(|(_, i)| i).collect()
+            nodes_along(&mesh, |p| {
+                ((p.x - x).abs() < tolerance && (p.z - z).abs() < tolerance).then_some(p.y)
+            })
         };
         let elastic = ElasticMesh::new(&mesh, order);
         let mut loads = Vec::new();
@@ -398,6 +372,29 @@ impl ThreePointBending {
         }
         FlexureField::solve(mesh, &elastic, material, &loads)
     }
+}
+
+/// An error naming the first of `fields` that is not a positive length.
+fn positive_lengths(fields: &[(&'static str, f64)]) -> Result<(), FlexureError> {
+    match fields.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
+        Some(&(field, _)) => Err(FlexureError::Geometry {
+            field,
+            message: "must be a positive length".into(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The nodes of `mesh` for which `key` gives a value, in order of it.
+fn nodes_along(mesh: &TetMesh, key: impl Fn(&Point3<f64>) -> Option<f64>) -> Vec<u32> {
+    let mut nodes: Vec<(f64, u32)> = mesh
+        .nodes()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| key(p).map(|k| (k, i as u32)))
+        .collect();
+    nodes.sort_by(|a, b| a.0.total_cmp(&b.0));
+    nodes.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Spreads `force_n` (along z) uniformly over the polyline `nodes` (closed:

@@ -156,18 +156,20 @@ mod tests {
     use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymmetricOrdering};
     use faer::Side;
 
+    /// K of a box of `size` metres and `cells`, linear tets of glondu-slab.
+    fn slab_stiffness(size: [f64; 3], cells: [usize; 3]) -> crate::fem::SparseMatrix {
+        let mesh = box_mesh(size, cells, None).unwrap();
+        let library = MaterialLibrary::builtin();
+        let material = library.get("glondu-slab").unwrap();
+        ElasticMesh::new(&mesh, ElementOrder::Linear).stiffness(material)
+    }
+
     /// The ordering is a permutation keeping each node's DOFs together,
     /// the same on every call, and on a 3D body it leaves fewer nonzeros
     /// in the factor than minimum degree does.
     #[test]
     fn nested_dissection_orders_nodes_whole_and_fills_less_than_minimum_degree() {
-        let mesh = box_mesh([0.1, 0.1, 0.1], [8, 8, 8], None).unwrap();
-        let elastic = ElasticMesh::new(&mesh, ElementOrder::Linear);
-        let material = MaterialLibrary::builtin()
-            .get("glondu-slab")
-            .unwrap()
-            .clone();
-        let stiffness = elastic.stiffness(&material);
+        let stiffness = slab_stiffness([0.1, 0.1, 0.1], [8, 8, 8]);
         let pattern = stiffness.symbolic();
         let (forward, inverse) = nested_dissection(pattern).expect("an ordering");
         assert_eq!(
@@ -203,13 +205,7 @@ mod tests {
     /// alone: METIS's random generator is a global of its C library.
     #[test]
     fn concurrent_orderings_are_the_serial_one() {
-        let mesh = box_mesh([0.1, 0.1, 0.05], [12, 12, 6], None).unwrap();
-        let elastic = ElasticMesh::new(&mesh, ElementOrder::Linear);
-        let material = MaterialLibrary::builtin()
-            .get("glondu-slab")
-            .unwrap()
-            .clone();
-        let stiffness = elastic.stiffness(&material);
+        let stiffness = slab_stiffness([0.1, 0.1, 0.05], [12, 12, 6]);
         let pattern = stiffness.symbolic();
         let serial = nested_dissection(pattern).expect("an ordering");
         std::thread::scope(|scope| {
