@@ -58,6 +58,11 @@ pub struct Args {
     #[arg(long, default_value_t = FractureSettings::default().max_cracks_per_sample,
           value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
     pub cracks_per_sample: usize,
+    /// Most time samples over one contact, at which the stresses are
+    /// tested and cracks start (for convergence studies).
+    #[arg(long, default_value_t = FractureSettings::default().max_steps,
+          value_parser = clap::value_parser!(u32).range(1..=4096).map(|n| n as usize))]
+    pub max_samples: usize,
     /// Leave out the static correction of the modes not retained: stresses
     /// from the modal sum alone (Glondu 2012 §3.3.4), for comparison.
     #[arg(long)]
@@ -219,6 +224,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     let fracture_settings = FractureSettings {
         energy_length_m: args.energy_length,
         max_cracks_per_sample: args.cracks_per_sample,
+        max_steps: args.max_samples,
         static_correction: !args.no_static_correction,
         second_order_correction: args.second_order_correction,
         crack_shielding: !args.no_crack_shielding,

@@ -367,5 +367,8 @@ pub fn propagate_deferred(
     } else {
         CrackStop::Boundary
     };
+    if let Some(shield) = &mut crack.shield {
+        shield.free_tips = crack.stop == CrackStop::Energy;
+    }
     crack
 }

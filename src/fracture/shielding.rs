@@ -25,8 +25,20 @@
 //! crack (tension across it) scaled by these ratios, clamped to [0, 1]:
 //! the relief on the crack's flanks is kept, the concentration ahead of
 //! its tips is not (whether a crack grows there is the propagation's
-//! energy stop, eqs. 3.7–3.8). A closed crack (compression across it)
+//! energy stop, eqs. 3.7–3.8). A crack compressed across its plane
 //! carries its traction.
+//!
+//! A crack that ran into other cracks or the body's surface wherever it
+//! went has no tip inside the body: its ends lie on free surfaces, where
+//! nothing is left to concentrate stress (as the singularity of a crack
+//! reaching a free edge is gone once it has cut through). Such a crack
+//! relieves each point as Westergaard's field relieves the point at the
+//! same distance on the axis through its centre, the distance taken from
+//! the nearest point of the crack ([`closed_traction`]): beside it the
+//! same, beyond its ends a relief that fades over about a half-length
+//! instead of the clamped concentration. Without it, the next cracks of
+//! an event start just past the ends of the cracks before them, beside
+//! their lines, and a plate breaks into more pieces the finer its mesh.
 //!
 //! This replaces Glondu's relaxation kernel (§3.4, eqs. 3.15–3.16, used
 //! there for aging), whose radius and rate are fitted to each pattern,
@@ -56,6 +68,10 @@ pub struct CrackShield {
     /// The crack's extent across its length, along `normal × length_axis`,
     /// from the centre (m), widened by half an element: where it relieves.
     pub span_m: [f64; 2],
+    /// Whether the crack has a tip inside the body (it stopped for want of
+    /// energy); `false` when it ran into other cracks or the body's
+    /// surface wherever it went, so that its ends lie on free surfaces.
+    pub free_tips: bool,
 }
 
 /// Area moments of a crack surface, gathered section by section, and the
@@ -133,6 +149,7 @@ impl SurfaceMoments {
             length_axis: [u.x, u.y, u.z],
             half_length_m,
             span_m: [low - 0.5 * element_m, high + 0.5 * element_m],
+            free_tips: true,
         })
     }
 }
@@ -148,10 +165,15 @@ impl CrackShield {
         if across < self.span_m[0] || across > self.span_m[1] || self.half_length_m <= 0.0 {
             return TractionFactors::NONE;
         }
-        griffith_traction(
+        let (x, y) = (
             d.dot(&u) / self.half_length_m,
             d.dot(&n) / self.half_length_m,
-        )
+        );
+        if self.free_tips {
+            griffith_traction(x, y)
+        } else {
+            closed_traction(x, y)
+        }
     }
 
     /// `stress` (Voigt: xx, yy, zz, yz, xz, xy) at `point` with the
@@ -230,6 +252,24 @@ pub(super) fn griffith_traction(x: f64, y: f64) -> TractionFactors {
     }
 }
 
+/// The factors of a crack whose ends lie on free surfaces (other cracks,
+/// the body's surface): no tip concentrates stress (the ligament ahead of
+/// an end is gone), so every point is relieved as the point at the same
+/// distance d from the crack on the axis through its centre, d measured
+/// from the nearest point of the crack (units of its half-length):
+/// `d³ / (d² + 1)^{3/2}` and `d (d² + 2) / (d² + 1)^{3/2}` (module docs).
+/// Beside the crack this is Westergaard's axis profile; beyond an end it
+/// decays from the face's zero back to the remote stress over about a
+/// half-length, as the flank's relief does.
+pub(super) fn closed_traction(x: f64, y: f64) -> TractionFactors {
+    let d = (x.abs() - 1.0).max(0.0).hypot(y);
+    let cube = (d * d + 1.0).powf(1.5);
+    TractionFactors {
+        normal: (d * d * d / cube).min(1.0),
+        shear: (d * (d * d + 2.0) / cube).min(1.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +294,39 @@ mod tests {
         assert_eq!(griffith_traction(1.5, 0.0).normal, 1.0);
         assert_eq!(griffith_traction(1.0, 0.0), TractionFactors::NONE);
         assert!(griffith_traction(100.0, 100.0).normal > 0.999);
+    }
+
+    #[test]
+    fn a_crack_with_no_free_tip_relieves_by_its_distance_and_concentrates_nothing() {
+        // Beside the crack, on the axis through its centre, Westergaard's
+        // profile; zero on the faces up to the ends; beyond an end, the
+        // profile at the distance from that end; never above the remote
+        // stress, which it approaches far away.
+        for y in [0.05, 0.3, 1.0, 2.0, 5.0] {
+            let axis = griffith_traction(0.0, y);
+            let (dx, dy) = (0.6 * y, 0.8 * y);
+            for at in [(0.0, y), (0.7, -y), (1.0 + y, 0.0), (-1.0 - dx, dy)] {
+                let closed = closed_traction(at.0, at.1);
+                assert!((closed.normal - axis.normal).abs() < 1e-12, "{at:?}");
+                assert!((closed.shear - axis.shear).abs() < 1e-12, "{at:?}");
+            }
+        }
+        for x in [-1.0, -0.5, 0.0, 0.99, 1.0] {
+            let face = closed_traction(x, 0.0);
+            assert!(face.normal == 0.0 && face.shear == 0.0, "x = {x}");
+        }
+        for x in [-3.0, -1.2, -0.9, 0.0, 0.95, 1.05, 1.3, 2.0] {
+            for y in [0.0, 0.1, 0.25, 0.5, 1.0] {
+                let f = closed_traction(x, y);
+                assert!((0.0..=1.0).contains(&f.normal) && (0.0..=1.0).contains(&f.shear));
+            }
+        }
+        // Just past an end, beside the crack's line, a free tip
+        // concentrates the stress (clamped to the remote stress) where a
+        // closed end relieves it.
+        assert_eq!(griffith_traction(1.05, 0.2).normal, 1.0);
+        assert!(closed_traction(1.05, 0.2).normal < 0.01);
+        assert!(closed_traction(40.0, 30.0).normal > 0.999);
     }
 
     #[test]
