@@ -3,9 +3,7 @@
 
 Usage:
     tessera modes --mesh SPEC --material NAME --modes M --no-cache --export-mtx DIR
-    tools/.venv/bin/python tools/compare_eigsh.py DIR
-
-    tools/.venv/bin/python tools/compare_eigsh.py DIR --tol 0
+    tools/.venv/bin/python tools/compare_eigsh.py DIR [--tol TOL]
 
 DIR holds K.mtx and M.mtx (the exact matrices of tessera's eigenproblem) and
 eigenproblem.json (tessera's shift, mode count, eigenvalues and timings).
