@@ -166,6 +166,8 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
     let mut signals = 0;
     let splits = |f: &Value| f["fragments"].as_array().is_some_and(|a| !a.is_empty());
     let mut at_first_break: Option<BTreeMap<u64, Value>> = None;
+    // Each body's first stress map's largest ratio.
+    let mut stress_maps: BTreeMap<u64, f64> = BTreeMap::new();
     while let Some(message) = next(&mut socket) {
         match message["type"].as_str().unwrap() {
             // The session's start: every body, with its pose.
@@ -195,6 +197,14 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
                 ticks.push(message["tick"].as_u64().unwrap());
             }
             "signals" => signals += message["samples"].as_array().unwrap().len(),
+            "stress" => {
+                let id = message["id"].as_u64().unwrap();
+                let points = bodies[&id]["points_m"].as_array().unwrap().len();
+                let ratio = message["ratio"].as_array().unwrap();
+                assert_eq!(ratio.len(), points, "a ratio per surface point");
+                let max_ratio = message["max_ratio"].as_f64().unwrap();
+                stress_maps.entry(id).or_insert(max_ratio);
+            }
             "status" if message["finished"] == true => break,
             _ => {}
         }
@@ -237,6 +247,20 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
         (pieces_m3 / tile_volume_m3 - mass_ratio).abs() < 1e-4,
         "{pieces_m3} m³ of {tile_volume_m3}, mass ratio {mass_ratio}"
     );
+    // The fragments are painted first with the stress of the impact that
+    // broke the tile, which reached its strength where it cracked.
+    let painted: Vec<f64> = fragments
+        .iter()
+        .filter_map(|id| stress_maps.get(id).copied())
+        .collect();
+    for id in fragments.iter().filter(|id| bodies.contains_key(id)) {
+        assert!(
+            stress_maps.contains_key(id),
+            "fragment {id} has no stress map"
+        );
+    }
+    let largest = painted.iter().copied().fold(0.0, f64::max);
+    assert!(largest >= 1.0, "the fragments' largest σ₁/R_c: {painted:?}");
 
     // GET /api/state agrees with what the client built.
     let (status, body) = get(viewer.addr(), "/api/state");

@@ -128,7 +128,8 @@ pub struct ViewFrame {
     /// Contacts of the newest merged frame's global step.
     pub contacts: Vec<ContactView>,
     /// Breakable bodies' last impacts since the previous frame (the newest
-    /// per body), for the stress view; evaluated by the reader.
+    /// per body; for a body that split, the load it split under), for the
+    /// stress view; evaluated by the reader.
     #[serde(skip)]
     pub impacts: Vec<(u32, crate::fracture::ImpactStress)>,
     /// This frame starts a new run of the session (a restart): a reader
@@ -380,9 +381,16 @@ impl ViewPublisher {
         }
     }
 
-    /// Notes the breakable bodies struck since the last sync (shared
-    /// handles only: the reader evaluates the stresses).
+    /// Notes the breakable bodies struck since the last sync, and the
+    /// last loads of those that split (shared handles only: the reader
+    /// evaluates the stresses).
     fn note_impacts(&mut self, world: &World) {
+        for (id, load) in world.last_split_loads() {
+            if self.impacts_seen.get(id) != Some(&load.serial) {
+                self.unsent.impacts.retain(|(other, _)| *other != id.0);
+                self.unsent.impacts.push((id.0, load.clone()));
+            }
+        }
         self.impacts_seen.retain(|id, _| world.body(*id).is_some());
         for (id, body) in world.bodies() {
             let Some(impact) = body

@@ -1,6 +1,7 @@
 //! The viewer's model of the scene, rebuilt from the feed's frames: what a
 //! newly connected client is sent first and what `GET /api/state` returns.
 
+use crate::fracture::ImpactStress;
 use crate::haptics::{BodyPose, BodyView, FractureView, SignalSample, ViewFeed, ViewFrame};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -24,8 +25,10 @@ pub(super) struct Model {
     /// σ₁/R_c of each breakable body's last impact sent, at its surface
     /// points.
     stress: BTreeMap<u32, Vec<f32>>,
-    /// Impacts not evaluated yet, the newest per body.
-    impacts: BTreeMap<u32, crate::fracture::ImpactStress>,
+    /// Impacts not evaluated yet, the newest per struck body.
+    impacts: BTreeMap<u32, PendingStress>,
+    /// The last impact evaluated per body, for its fragments to inherit.
+    evaluated: BTreeMap<u32, ImpactStress>,
     /// When each body's last `stress` message was made.
     stress_sent_at: BTreeMap<u32, Instant>,
     poses: BTreeMap<u32, BodyPose>,
@@ -34,6 +37,15 @@ pub(super) struct Model {
     tick: u64,
     /// The newest signal samples, up to [`SIGNAL_HISTORY`].
     signals: VecDeque<SignalSample>,
+}
+
+/// An impact to evaluate and the bodies to paint with it: the struck body,
+/// or, once it has broken, its fragments (they keep its frame, so its
+/// stress field holds at their points).
+#[derive(Debug)]
+struct PendingStress {
+    impact: ImpactStress,
+    bodies: Vec<u32>,
 }
 
 /// A body in `GET /api/state`.
@@ -83,21 +95,55 @@ impl Model {
         for body in &frame.added {
             self.bodies.insert(body.id, body.clone());
         }
+        for (id, impact) in &frame.impacts {
+            if self.bodies.contains_key(id) {
+                let bodies = vec![*id];
+                let impact = impact.clone();
+                self.impacts.insert(*id, PendingStress { impact, bodies });
+            }
+        }
+        // A broken body's last impact, usually the one that broke it,
+        // passes to its fragments: the map shows where it broke.
+        let mut inherited = Vec::new();
         for &id in &frame.removed {
             self.bodies.remove(&id);
             self.poses.remove(&id);
             self.stress.remove(&id);
-            self.impacts.remove(&id);
+            self.stress_sent_at.remove(&id);
+            let impact = match (self.impacts.remove(&id), self.evaluated.remove(&id)) {
+                (Some(pending), _) => Some(pending.impact),
+                (None, Some(evaluated)) => Some(evaluated),
+                // A fragment that broke again before its parent's map was
+                // evaluated.
+                (None, None) => self
+                    .impacts
+                    .values()
+                    .find(|p| p.bodies.contains(&id))
+                    .map(|p| p.impact.clone()),
+            };
+            if let Some(impact) = impact {
+                inherited.push((id, impact));
+            }
+        }
+        for (id, impact) in inherited {
+            // Its fragments, and theirs when they broke again since the
+            // last frame, that are still there.
+            let mut family = vec![id];
+            for body in &frame.added {
+                if body.parent.is_some_and(|p| family.contains(&p)) {
+                    family.push(body.id);
+                }
+            }
+            family.retain(|b| self.bodies.contains_key(b));
+            if !family.is_empty() {
+                let bodies = family;
+                self.impacts.insert(id, PendingStress { impact, bodies });
+            }
         }
         self.poses = frame.poses.iter().map(|p| (p.id, *p)).collect();
         self.fractures.extend(frame.fractures.iter().cloned());
         self.time_s = frame.time_s;
         self.tick = frame.tick;
-        for (id, impact) in &frame.impacts {
-            if self.bodies.contains_key(id) {
-                self.impacts.insert(*id, impact.clone());
-            }
-        }
         (!frame.reset).then(|| {
             let mut message = serde_json::to_value(&frame).unwrap_or(Value::Null);
             message["type"] = json!("frame");
@@ -108,11 +154,12 @@ impl Model {
         })
     }
 
-    /// A `stress` message for bodies struck since their last one: at most
-    /// one per body per [`STRESS_INTERVAL`] and [`STRESS_MAPS_PER_ROUND`]
-    /// per call, the others wait. A body in contact is struck at every
-    /// sync, and each map costs the viewer's thread an evaluation of every
-    /// element of the body at every sample of the impact.
+    /// `stress` messages for bodies struck since their last one and for
+    /// the fragments of broken bodies: at most one impact per body per
+    /// [`STRESS_INTERVAL`] and [`STRESS_MAPS_PER_ROUND`] impacts per call,
+    /// the others wait. A body in contact is struck at every sync, and
+    /// each impact costs the viewer's thread an evaluation of every element
+    /// of the body at every sample of the impact.
     pub(super) fn stresses(&mut self, now: Instant) -> Vec<Value> {
         let due: Vec<u32> = self
             .impacts
@@ -127,26 +174,39 @@ impl Model {
             .collect();
         let mut messages = Vec::new();
         for id in due {
-            let (Some(impact), Some(body)) = (self.impacts.remove(&id), self.bodies.get(&id))
-            else {
+            let Some(PendingStress { impact, bodies }) = self.impacts.remove(&id) else {
                 continue;
             };
-            // Three decimals: the colour map shows no more.
-            let ratio: Vec<f32> = impact
-                .ratios_at(&body.points_m)
-                .into_iter()
-                .map(|r| (r * 1000.0).round() / 1000.0)
+            let bodies: Vec<&BodyView> = bodies.iter().filter_map(|b| self.bodies.get(b)).collect();
+            // One evaluation for all the bodies' points.
+            let points: Vec<[f32; 3]> = bodies
+                .iter()
+                .flat_map(|b| b.points_m.iter().copied())
                 .collect();
-            messages.push(json!({
-                "type": "stress",
-                "id": id,
-                "time_s": self.time_s,
-                "impact": impact.serial,
-                "max_ratio": ratio.iter().copied().fold(0.0f32, f32::max),
-                "ratio": &ratio,
-            }));
-            self.stress.insert(id, ratio);
-            self.stress_sent_at.insert(id, now);
+            let bodies: Vec<(u32, usize)> =
+                bodies.iter().map(|b| (b.id, b.points_m.len())).collect();
+            let mut ratios = impact.ratios_at(&points).into_iter();
+            for (body, points) in bodies {
+                // Three decimals: the colour map shows no more.
+                let ratio: Vec<f32> = ratios
+                    .by_ref()
+                    .take(points)
+                    .map(|r| (r * 1000.0).round() / 1000.0)
+                    .collect();
+                messages.push(json!({
+                    "type": "stress",
+                    "id": body,
+                    "time_s": self.time_s,
+                    "impact": impact.serial,
+                    "max_ratio": ratio.iter().copied().fold(0.0f32, f32::max),
+                    "ratio": &ratio,
+                }));
+                self.stress.insert(body, ratio);
+                self.evaluated.insert(body, impact.clone());
+            }
+            if self.bodies.contains_key(&id) {
+                self.stress_sent_at.insert(id, now);
+            }
         }
         messages
     }

@@ -145,6 +145,7 @@ impl World {
         let mut contacts = std::mem::take(&mut self.contacts);
         contacts.clear();
         self.impacts.clear();
+        self.split_loads.clear();
         let breakable = |id: BodyId| self.body(id).is_some_and(|b| b.breakable.is_some());
         let outside_sub_world =
             |id: BodyId| breakable(id) && inputs.sub_world_members.binary_search(&id).is_err();
@@ -597,6 +598,9 @@ impl World {
             .breakable
             .as_ref()
             .expect("a broken body is breakable");
+        if let Some(load) = breakable.body.last_impact_stress() {
+            self.split_loads.push((id, load));
+        }
         let mut momentum = Vector3::zeros();
         let mut debris_momentum = Vector3::zeros();
         for piece in pieces {

@@ -180,6 +180,8 @@ pub struct World {
     contacts: Vec<BodyContact>,
     /// The last step's impact checks.
     impacts: Vec<ImpactCheck>,
+    /// The last load of each body the last step split.
+    split_loads: Vec<(BodyId, crate::fracture::ImpactStress)>,
     /// Fragments' own modal analyses, if enabled.
     own_bases: Option<own_basis::OwnBases>,
     /// Whether a split's event carries its fracture pattern.
@@ -215,6 +217,7 @@ impl World {
             before: Vec::new(),
             contacts: Vec::new(),
             impacts: Vec::new(),
+            split_loads: Vec::new(),
             own_bases: None,
             record_patterns: false,
         }
@@ -294,6 +297,13 @@ impl World {
     /// The last step's impact checks, with the contact computed for each.
     pub fn last_impacts(&self) -> &[ImpactCheck] {
         &self.impacts
+    }
+
+    /// The last load (impact or held force) of each body the last step
+    /// split, usually the one that split it: shared handles, for a viewer
+    /// to draw the stress where it broke.
+    pub fn last_split_loads(&self) -> &[(BodyId, crate::fracture::ImpactStress)] {
+        &self.split_loads
     }
 
     /// Number of live bodies.
