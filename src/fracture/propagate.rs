@@ -359,7 +359,6 @@ pub fn propagate_deferred(
         }
     }
     crack.available_energy_j = ledger.known_j();
-    crack.shield = scratch.moments.shield(origin, normal, scratch.element_m);
     crack.stop = if stopped_by_energy {
         CrackStop::Energy
     } else if collided {
@@ -367,8 +366,9 @@ pub fn propagate_deferred(
     } else {
         CrackStop::Boundary
     };
-    if let Some(shield) = &mut crack.shield {
-        shield.free_tips = crack.stop == CrackStop::Energy;
-    }
+    let free_tips = crack.stop == CrackStop::Energy;
+    crack.shield = scratch
+        .moments
+        .shield(origin, normal, scratch.element_m, free_tips);
     crack
 }

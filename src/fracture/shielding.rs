@@ -109,12 +109,14 @@ impl SurfaceMoments {
 
     /// The shield of the crack through `origin` with mean-plane `normal`
     /// whose sections were added, in a mesh of mean edge length
-    /// `element_m`; `None` for a crack of no area.
+    /// `element_m`, with or without `free_tips`; `None` for a crack of no
+    /// area.
     pub(super) fn shield(
         &self,
         origin: Point3<f64>,
         normal: Vector3<f64>,
         element_m: f64,
+        free_tips: bool,
     ) -> Option<CrackShield> {
         if self.area_m2 <= 0.0 || normal.norm() == 0.0 {
             return None;
@@ -149,7 +151,7 @@ impl SurfaceMoments {
             length_axis: [u.x, u.y, u.z],
             half_length_m,
             span_m: [low - 0.5 * element_m, high + 0.5 * element_m],
-            free_tips: true,
+            free_tips,
         })
     }
 }
@@ -344,7 +346,7 @@ mod tests {
         }
         let origin = Point3::new(1.0, 2.0, 3.0);
         let shield = moments
-            .shield(origin, Vector3::new(0.0, 0.0, 2.0), 1e-3)
+            .shield(origin, Vector3::new(0.0, 0.0, 2.0), 1e-3, true)
             .unwrap();
         assert!((shield.half_length_m - 0.02).abs() < 1e-12);
         assert!((shield.length_axis[0].abs() - 1.0).abs() < 1e-12);
