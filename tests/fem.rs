@@ -560,3 +560,54 @@ fn principal_stresses_and_energy_density() {
     let stress = c * strain;
     assert!(rel(strain_energy_density(&strain, &c), 0.5 * stress[0] * 1e-4) < 1e-14);
 }
+
+/// The stress a crack releases is the traction on its plane: all of a
+/// uniaxial tension normal to it or a shear along it, none of a tension
+/// along it or a compression across it; its energy density is
+/// `σ_nn²/2E + τ²/2G`, against `(1 − ν) σ²/E` for the whole of an
+/// equibiaxial tension of which it releases one component.
+#[test]
+fn a_crack_releases_the_traction_on_its_plane() {
+    let glass = material("soda-lime-glass");
+    let c = constitutive_matrix(&glass);
+    let compliance = c.try_inverse().unwrap();
+    let energy = |s: &Voigt| 0.5 * s.dot(&(compliance * s));
+    let (e, nu) = (glass.youngs_modulus_pa, glass.poisson_ratio);
+    let g = e / (2.0 * (1.0 + nu));
+    let z = Vector3::z();
+    let sigma = 5e7;
+    let tension_across = Voigt::from([0.0, 0.0, sigma, 0.0, 0.0, 0.0]);
+    assert_eq!(crack_plane_stress(&tension_across, &z), tension_across);
+    let tension_along = Voigt::from([sigma, sigma, 0.0, 0.0, 0.0, sigma]);
+    assert_eq!(crack_plane_stress(&tension_along, &z), Voigt::zeros());
+    let compression_across = Voigt::from([0.0, 0.0, -sigma, 0.0, 0.0, 0.0]);
+    assert_eq!(crack_plane_stress(&compression_across, &z), Voigt::zeros());
+    let shear = Voigt::from([0.0, 0.0, 0.0, sigma, 0.0, 0.0]);
+    assert_eq!(crack_plane_stress(&shear, &z), shear);
+    assert!(rel(energy(&shear), sigma * sigma / (2.0 * g)) < 1e-12);
+
+    // A general stress and a tilted plane: the traction on the plane is
+    // kept (its normal part being tensile), the stress within it is gone.
+    let s = Voigt::from([3e7, -1e7, 2e7, 4e6, -6e6, 8e6]);
+    let n = Vector3::new(1.0, 2.0, 2.0).normalize();
+    let released = crack_plane_stress(&s, &n);
+    let traction = stress_tensor(&s) * n;
+    assert!(traction.dot(&n) > 0.0);
+    assert!((stress_tensor(&released) * n - traction).norm() < 1e-6);
+    let u = n.cross(&Vector3::x()).normalize();
+    let w = n.cross(&u);
+    for (a, b) in [(u, u), (u, w), (w, w)] {
+        assert!((a.dot(&(stress_tensor(&released) * b))).abs() < 1e-6);
+    }
+    let (normal, shear) = (traction.dot(&n), (traction - traction.dot(&n) * n).norm());
+    let expected = normal * normal / (2.0 * e) + shear * shear / (2.0 * g);
+    assert!(rel(energy(&released), expected) < 1e-12);
+
+    // Equibiaxial tension: a crack across one axis releases 1/(2(1 − ν))
+    // of the whole density.
+    let biaxial = Voigt::from([sigma, sigma, 0.0, 0.0, 0.0, 0.0]);
+    let whole = energy(&biaxial);
+    assert!(rel(whole, (1.0 - nu) * sigma * sigma / e) < 1e-12);
+    let across_x = energy(&crack_plane_stress(&biaxial, &Vector3::x()));
+    assert!(rel(across_x / whole, 1.0 / (2.0 * (1.0 - nu))) < 1e-12);
+}

@@ -6,7 +6,9 @@ mod common;
 use common::{material, rel, threads};
 use nalgebra::DMatrix;
 use tessera::config::Material;
-use tessera::fem::{constitutive_matrix, ElasticMesh, ElementOrder, TetElement};
+use tessera::fem::{
+    constitutive_matrix, crack_plane_stress, ElasticMesh, ElementOrder, TetElement,
+};
 use tessera::fracture::{EnergyLedger, EnergyTables, StrainEnergy};
 use tessera::mesh::{box_mesh, TetMesh};
 use tessera::modal::*;
@@ -458,14 +460,27 @@ fn strain_energy_from_node_displacements_matches_the_modal_stresses() {
         residual: None,
     };
     let mut energy = StrainEnergy::new(&mesh, tables, &c);
+    let normal = nalgebra::Vector3::new(0.3, -0.4, 0.866).normalize();
     for round in 0..2 {
         for z in &states {
             energy.set_state(z, &[]);
             for t in (round..mesh.tet_count()).step_by(7) {
                 let s = nalgebra::Vector6::from(basis.stress().point_stress(t, z).map(f64::from));
                 let expected = 0.5 * s.dot(&(compliance * s));
-                let eta = energy.density(t);
-                assert!(rel(eta, expected) < 1e-4, "tet {t}: {eta} vs {expected}");
+                let whole = energy.density(t);
+                assert!(
+                    rel(whole, expected) < 1e-4,
+                    "tet {t}: {whole} vs {expected}"
+                );
+                // The part a crack of this normal releases: the density of
+                // the traction on its plane.
+                let released = crack_plane_stress(&s, &normal);
+                let expected = 0.5 * released.dot(&(compliance * released));
+                let eta = energy.density_for(t, Some(&normal));
+                assert!(
+                    (eta - expected).abs() <= 3e-4 * whole,
+                    "tet {t}: {eta} vs {expected} of {whole}"
+                );
             }
         }
     }
@@ -528,33 +543,39 @@ fn pending_densities_on_the_pool_equal_the_serial_ones() {
             })
             .collect()
     };
-    let mut serial = ledgers_of(5);
     let tables = EnergyTables::NodeStress {
         modes: basis.stress(),
         residual: None,
     };
-    let mut energy = StrainEnergy::new(&mesh, tables, &c);
-    let serial_totals: Vec<u64> = serial
-        .iter_mut()
-        .map(|(s, ledger)| {
-            energy.set_state(&states[*s], &[]);
-            ledger.complete(&mut |t| energy.density(t)).to_bits()
-        })
-        .collect();
-    let parallel = ledgers_of(5);
-    let pending = energy.pending_densities();
-    rayon::scope(|scope| {
-        for (index, (s, ledger)) in parallel.iter().enumerate() {
-            pending.spawn(scope, index, &states[*s], &[], ledger);
-        }
-    });
-    let mut ledgers: Vec<EnergyLedger> = parallel.into_iter().map(|(_, l)| l).collect();
-    pending.fill(&mut ledgers);
-    let totals: Vec<u64> = ledgers
-        .iter()
-        .map(|l| l.total_j().unwrap().to_bits())
-        .collect();
-    assert_eq!(totals, serial_totals);
+    // The whole densities, and those a crack of a tilted normal releases.
+    let tilted = nalgebra::Vector3::new(0.6, 0.0, 0.8);
+    for normal in [None, Some(tilted)] {
+        let mut serial = ledgers_of(5);
+        let mut energy = StrainEnergy::new(&mesh, tables, &c);
+        let serial_totals: Vec<u64> = serial
+            .iter_mut()
+            .map(|(s, ledger)| {
+                energy.set_state(&states[*s], &[]);
+                ledger
+                    .complete(&mut |t| energy.density_for(t, normal.as_ref()))
+                    .to_bits()
+            })
+            .collect();
+        let parallel = ledgers_of(5);
+        let pending = energy.pending_densities();
+        rayon::scope(|scope| {
+            for (index, (s, ledger)) in parallel.iter().enumerate() {
+                pending.spawn(scope, index, &states[*s], &[], normal, ledger);
+            }
+        });
+        let mut ledgers: Vec<EnergyLedger> = parallel.into_iter().map(|(_, l)| l).collect();
+        pending.fill(&mut ledgers);
+        let totals: Vec<u64> = ledgers
+            .iter()
+            .map(|l| l.total_j().unwrap().to_bits())
+            .collect();
+        assert_eq!(totals, serial_totals, "{normal:?}");
+    }
 }
 
 #[test]

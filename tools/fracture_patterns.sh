@@ -9,30 +9,36 @@
 # radius round the impact on the tile's lower face (changes of fragment
 # along the circle, each point taking its nearest node's fragment from
 # `--out`'s fracture.vtu; a crack between two nodes of a coarse mesh can
-# be missed), and the last column is the arms at 40 mm over √v. A
-# pattern that converges gives the same rows on every mesh.
+# be missed), and `arms/√v` is the arms at 40 mm over √v. `area` is the
+# event's crack area and `flat` the part of it on cracks whose normal is
+# within 45° of the tile's (cm²; the energy stop's known weakness,
+# docs/fracture.md). A pattern that converges gives the same rows on
+# every mesh.
 #   tools/fracture_patterns.sh [MESHES] [SPEEDS]
 # MESHES: tile cells and layers (default "12,1 24,2 30,4"); SPEEDS in m/s
 # (default "6 8 12 18"). The first run of a mesh analyses its modes
 # (cached after). FLAGS in the environment are added to each run (e.g.
-# FLAGS=--no-crack-shielding).
+# FLAGS=--no-crack-shielding or FLAGS=--crack-plane-energy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 meshes=${1:-"12,1 24,2 30,4"}
 speeds=${2:-"6 8 12 18"}
 cargo build --release --quiet
 out=$(mktemp -d)
-printf "%-8s %6s %7s %5s %7s %10s %8s %12s %9s %9s\n" \
-  mesh v_m_s pieces gaps cracks junctions largest longest_crack arms arms/√v
+printf "%-8s %6s %7s %5s %7s %10s %8s %12s %9s %9s %7s %6s\n" \
+  mesh v_m_s pieces gaps cracks junctions largest longest_crack arms arms/√v area flat
 for mesh in $meshes; do
   for v in $speeds; do
     target/release/tessera fracture --mesh "tile:0.15,0.006:$mesh" --material ceramic-tile \
       --impact "0,0,0.006:0,0,-1:1:$v" ${FLAGS:-} --pattern "$out/p.json" \
-      --out "$out/pieces" >/dev/null 2>&1
-    python3 - "$mesh" "$v" "$out/p.json" "$out/pieces/fracture.vtu" <<'PY'
+      --out "$out/pieces" --json >"$out/f.json" 2>/dev/null
+    python3 - "$mesh" "$v" "$out/p.json" "$out/pieces/fracture.vtu" "$out/f.json" <<'PY'
 import json, math, re, sys
 mesh, v, path, vtu = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
 p = json.load(open(path))
+cracks = json.load(open(sys.argv[5]))["cracks"]
+area = sum(c["area_m2"] for c in cracks) * 1e4
+flat = sum(c["area_m2"] for c in cracks if abs(c["normal"][2]) > math.sqrt(0.5)) * 1e4
 arrays = {m.group(1): m.group(2).split() for m in re.finditer(
     r'<DataArray[^>]*Name="(\w+)"[^>]*>(.*?)</DataArray>', open(vtu).read(), re.S)}
 xyz = [float(c) for c in arrays["Points"]]
@@ -47,10 +53,10 @@ def arms(radius, samples=720):
         labels.append(min(face, key=lambda n: (n[0] - x) ** 2 + (n[1] - y) ** 2)[3])
     return sum(labels[k] != labels[k - 1] for k in range(samples))
 near, far = arms(0.02), arms(0.04)
-print("%-8s %6.1f %7d %5d %7d %10d %8.3f %12.3f %9s %9.2f" % (
+print("%-8s %6.1f %7d %5d %7d %10d %8.3f %12.3f %9s %9.2f %7.1f %6.1f" % (
     mesh, v, p["fragments"], p["gap_fragments"], len(p["crack_lengths"]),
     len(p["junction_degrees"]), p["fragment_areas"][0], max(p["crack_lengths"], default=0.0),
-    "%d/%d" % (near, far), far / math.sqrt(v)))
+    "%d/%d" % (near, far), far / math.sqrt(v), area, flat))
 PY
     rm -rf "$out/pieces"
   done

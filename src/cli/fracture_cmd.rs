@@ -77,6 +77,11 @@ pub struct Args {
     /// comparison.
     #[arg(long)]
     pub no_crack_shielding: bool,
+    /// Pay each crack by the energy of the traction on its plane, the
+    /// stress its opening releases, instead of the whole strain-energy
+    /// density (docs/fracture.md, the energy stop).
+    #[arg(long)]
+    pub crack_plane_energy: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -228,6 +233,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         static_correction: !args.no_static_correction,
         second_order_correction: args.second_order_correction,
         crack_shielding: !args.no_crack_shielding,
+        crack_plane_energy: args.crack_plane_energy,
         seed: args.seed,
         ..Default::default()
     };

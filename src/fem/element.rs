@@ -128,6 +128,31 @@ pub fn stress_tensor(s: &Voigt) -> Matrix3<f64> {
     Matrix3::new(s[0], s[5], s[4], s[5], s[1], s[3], s[4], s[3], s[2])
 }
 
+/// The part of stress `s` that a crack of unit normal `n` releases: the
+/// traction `t = σ n` on its plane, less a compressive normal traction
+/// (closed faces still carry it), as the stress `n tᵀ + t nᵀ − (n·t) n nᵀ`
+/// whose traction on the plane is `t` and whose components in the plane
+/// are zero. The stress along the plane does not load a crack (Irwin: the
+/// energy release rate `G = (K_I² + K_II²)/E' + K_III²/2μ` takes the
+/// stress intensities of the traction on the crack's plane only).
+pub fn crack_plane_stress(s: &Voigt, n: &Vector3<f64>) -> Voigt {
+    let mut t = stress_tensor(s) * n;
+    let normal = n.dot(&t);
+    if normal < 0.0 {
+        t -= normal * n;
+    }
+    let tn = t.dot(n);
+    let m = n * t.transpose() + t * n.transpose() - tn * n * n.transpose();
+    Voigt::from([
+        m[(0, 0)],
+        m[(1, 1)],
+        m[(2, 2)],
+        m[(1, 2)],
+        m[(0, 2)],
+        m[(0, 1)],
+    ])
+}
+
 /// Principal stresses, descending, with their unit directions (columns).
 pub fn principal_stresses(s: &Voigt) -> (Vector3<f64>, Matrix3<f64>) {
     let eig = SymmetricEigen::new(stress_tensor(s));

@@ -1,9 +1,12 @@
 //! The strain energy available to a crack (Glondu 2012 eq. 3.8): the
 //! density η_e of the elements it enters, at the modal state that opened
-//! it, and the ledger E_s = Σ A_e γ η_e that the energy stop weighs.
+//! it, and the ledger E_s = Σ A_e γ η_e that the energy stop weighs. With
+//! a crack's normal, η is the density of the stress the crack releases,
+//! the traction on its plane ([`crack_plane_stress`]): the stress along a
+//! crack's plane stays when it opens.
 
 use super::worker_local::WorkerLocal;
-use crate::fem::{strain_energy_density, TetElement};
+use crate::fem::{crack_plane_stress, strain_energy_density, TetElement};
 use crate::mesh::TetMesh;
 use crate::modal::{ModalDisplacement, ModalStress};
 use nalgebra::{Matrix6, Vector3, Vector6};
@@ -108,6 +111,14 @@ impl<'a> StrainEnergy<'a> {
     /// (before any, the zero state). The first call sizes the per-node
     /// memory: an event that starts no crack allocates nothing.
     pub fn density(&mut self, element: usize) -> f64 {
+        self.density_for(element, None)
+    }
+
+    /// The part of η (J/m³) of `element` that a crack of unit `normal`
+    /// releases, the density of its [`crack_plane_stress`]; with no
+    /// normal, the whole η ([`Self::density`]). At the state of the last
+    /// [`Self::set_state`].
+    pub fn density_for(&mut self, element: usize, normal: Option<&Vector3<f64>>) -> f64 {
         if self.node_state.is_empty() {
             self.node_state = vec![0; self.mesh.node_count()];
             self.node_value = vec![[0.0; 6]; self.mesh.node_count()];
@@ -126,10 +137,19 @@ impl<'a> StrainEnergy<'a> {
                 let u = values.map(|v| Vector3::new(v[0], v[1], v[2]));
                 let element =
                     TetElement::new(&self.mesh.tet_points(element)).expect("validated mesh");
-                strain_energy_density(&element.strain(&u), self.stiffness)
+                let strain = element.strain(&u);
+                match normal {
+                    None => strain_energy_density(&strain, self.stiffness),
+                    Some(n) => {
+                        let released = crack_plane_stress(&(self.stiffness * strain), n);
+                        0.5 * released.dot(&(self.compliance * released))
+                    }
+                }
             }
             EnergyTables::NodeStress { .. } => {
-                let sigma = values.map(Vector6::from);
+                let sigma = values
+                    .map(Vector6::from)
+                    .map(|s| normal.map_or(s, |n| crack_plane_stress(&s, n)));
                 let strain = sigma.map(|s| self.compliance * s);
                 let mut sum = 0.0;
                 for (i, s) in sigma.iter().enumerate() {
@@ -284,14 +304,16 @@ pub struct PendingDensities<'a> {
 
 impl<'a> PendingDensities<'a> {
     /// Spawns on `scope` the evaluation of `ledger`'s pending densities at
-    /// modal state `z` and contact `forces`; `index` is the ledger's place
-    /// in [`Self::fill`].
+    /// modal state `z` and contact `forces`, released by a crack of unit
+    /// `normal` or whole (`None`; [`StrainEnergy::density_for`]);
+    /// `index` is the ledger's place in [`Self::fill`].
     pub fn spawn<'s>(
         &'s self,
         scope: &rayon::Scope<'s>,
         index: usize,
         z: &'a [f32],
         forces: &'a [f32],
+        normal: Option<Vector3<f64>>,
         ledger: &EnergyLedger,
     ) {
         let pending: Arc<[u32]> = ledger.pending().map(|e| e as u32).collect();
@@ -305,7 +327,7 @@ impl<'a> PendingDensities<'a> {
                         energy.set_state(z, forces);
                         elements
                             .iter()
-                            .map(|&e| energy.density(e as usize))
+                            .map(|&e| energy.density_for(e as usize, normal.as_ref()))
                             .collect()
                     },
                 );

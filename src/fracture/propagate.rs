@@ -233,9 +233,10 @@ impl CrackScratch {
 /// `scratch` made for `mesh`; the fragment identifiers it splits are
 /// updated by [`CrackScratch::update_fragments`] (Alg. 1), once after an
 /// event's last crack. `energy_density(e)` is η_e, the strain-energy
-/// density of element e (J/m³) in the loading that opened the crack, asked
-/// at most once per element tested (every element entered, and those the
-/// energy stop turns away). Cost: linear in the elements crossed
+/// density of element e (J/m³) in the loading that opened the crack, or
+/// the part of it the crack releases
+/// ([`super::StrainEnergy::density_for`]), asked at most once per element
+/// tested (every element entered, and those the energy stop turns away). Cost: linear in the elements crossed
 /// and their neighbours.
 pub fn propagate(
     scratch: &mut CrackScratch,
