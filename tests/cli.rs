@@ -163,7 +163,7 @@ fn errors_are_clear_and_exit_nonzero() {
                 "--material",
                 "porcelain",
                 "--modes",
-                "70",
+                "80",
             ],
             "only 81 DOFs",
         ),

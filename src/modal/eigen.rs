@@ -81,16 +81,16 @@ pub struct EigenSettings {
 
 impl EigenSettings {
     /// Defaults for `modes` elastic modes: guard band of max(20, modes/5),
-    /// σ = −(2π·10 Hz)², residual tolerance 1e-8, Lanczos blocks of 4
-    /// (measured fastest on plates of 10k–40k tets: 2.6× faster than
-    /// single-vector Lanczos; 8 needs more restarts), quadratic elements.
+    /// σ = −(2π·10 Hz)², residual tolerance 1e-8, Lanczos blocks of 8
+    /// (in a basis of up to three columns per wanted pair, measured fastest on slabs and tiles of 1.7k–40k tets,
+    /// benches/README.md), quadratic elements.
     pub fn new(modes: usize) -> Self {
         Self {
             modes,
             guard: 20.max(modes / 5),
             shift: -(std::f64::consts::TAU * 10.0).powi(2),
             residual_tolerance: 1e-8,
-            block: 4,
+            block: 8,
             element: ElementOrder::default(),
             ordering: FactorOrdering::default(),
         }
@@ -188,6 +188,12 @@ pub enum EigenError {
 /// polish step refines the vectors afterwards, so this only needs to pin
 /// down the wanted subspace.
 const LANCZOS_TOLERANCE: f64 = 1e-10;
+
+/// The Lanczos basis's largest size, in columns per wanted pair (modes and
+/// guard band). Room for three per pair lets blocks of 8 converge without
+/// a restart on the slabs and tiles measured; with two they restarted two
+/// or three times and took more solves.
+const LANCZOS_BASIS_PER_PAIR: usize = 3;
 /// Restarts before Lanczos hands what it has to the polish step.
 const MAX_RESTARTS: usize = 100;
 /// Random vectors added to the polish block to catch skipped copies.
@@ -219,8 +225,9 @@ pub fn lowest_modes(
         return Err(EigenError::BadMass(i));
     }
     // Block Lanczos needs two blocks beyond its pairs in the space
-    // orthogonal to the six rigid modes.
-    let available = n.saturating_sub(6 + 2 * settings.block.max(1));
+    // orthogonal to the six rigid modes; a small body takes smaller
+    // blocks, down to single vectors.
+    let available = n.saturating_sub(6 + 2);
     if settings.modes == 0 || settings.modes > available {
         return Err(EigenError::TooManyModes {
             wanted: settings.modes,
@@ -228,8 +235,9 @@ pub fn lowest_modes(
             available,
         });
     }
-    // The Krylov basis (a few times the wanted pairs), the polish block and
-    // its images: n values per column.
+    // The Krylov basis (up to three columns per wanted pair) and the Ritz
+    // vectors kept from it, then the polish block, its images and the
+    // Ritz vectors: n values per column.
     let columns = 4.0 * (settings.modes + settings.guard) as f64;
     crate::limits::check_shared_memory(
         || format!("{} modes of a body of {n} DOFs", settings.modes),
@@ -263,7 +271,10 @@ pub fn lowest_modes(
     // Block Lanczos for the wanted modes and the guard band.
     let t = Instant::now();
     let lanczos_count = (settings.modes + settings.guard).min(available);
-    let block = settings.block.clamp(1, lanczos_count);
+    let block = settings
+        .block
+        .min((n - 6 - lanczos_count) / 2)
+        .clamp(1, lanczos_count);
     let mut mem = MemBuffer::new(operator.solve_scratch(block, par));
     let mut start = Mat::<f64>::zeros(n, block);
     for j in 0..block {
@@ -282,7 +293,7 @@ pub fn lowest_modes(
             block,
             // The operator acts on the n − 6 dimensions orthogonal to the
             // rigid modes.
-            max_dim: (2 * lanczos_count).max(64).min(n - 6),
+            max_dim: (LANCZOS_BASIS_PER_PAIR * lanczos_count).max(64).min(n - 6),
             tolerance: LANCZOS_TOLERANCE,
             max_restarts: MAX_RESTARTS,
         },
