@@ -5,7 +5,7 @@
 //!     cargo bench --bench modal
 //!
 //! Side by side with scipy's eigsh on the same matrices:
-//! `tools/compare_modal.sh tile:0.3,0.01:58,2 porcelain 100`.
+//! `tools/compare_modal.sh 100 1e-8 tile:0.3,0.01:58,2:porcelain`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::time::Duration;
