@@ -236,8 +236,8 @@ impl CrackScratch {
 /// density of element e (J/m³) in the loading that opened the crack, or
 /// the part of it the crack releases
 /// ([`super::StrainEnergy::density_for`]), asked at most once per element
-/// tested (every element entered, and those the energy stop turns away). Cost: linear in the elements crossed
-/// and their neighbours.
+/// tested (every element entered, and those the energy stop turns away).
+/// Cost: linear in the elements crossed and their neighbours.
 pub fn propagate(
     scratch: &mut CrackScratch,
     mesh: &TetMesh,

@@ -81,9 +81,10 @@ pub struct EigenSettings {
 
 impl EigenSettings {
     /// Defaults for `modes` elastic modes: guard band of max(20, modes/5),
-    /// σ = −(2π·10 Hz)², residual tolerance 1e-8, Lanczos blocks of 8
-    /// (in a basis of up to three columns per wanted pair, measured fastest on slabs and tiles of 1.7k–40k tets,
-    /// benches/README.md), quadratic elements.
+    /// σ = −(2π·10 Hz)², residual tolerance 1e-8, Lanczos blocks of 8 in
+    /// a basis of up to three columns per wanted pair (measured fastest on
+    /// slabs and tiles of 1.7k–40k tets, docs/modal.md), quadratic
+    /// elements.
     pub fn new(modes: usize) -> Self {
         Self {
             modes,
@@ -236,9 +237,10 @@ pub fn lowest_modes(
         });
     }
     // The Krylov basis (up to three columns per wanted pair) and the Ritz
-    // vectors kept from it, then the polish block, its images and the
-    // Ritz vectors: n values per column.
-    let columns = 4.0 * (settings.modes + settings.guard) as f64;
+    // vectors a restart keeps from it (up to two per pair); later the
+    // polish block, its images and its Ritz vectors (three per pair): n
+    // values per column.
+    let columns = 5.0 * (settings.modes + settings.guard) as f64;
     crate::limits::check_shared_memory(
         || format!("{} modes of a body of {n} DOFs", settings.modes),
         n as f64 * columns * 8.0,
