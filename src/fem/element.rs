@@ -128,6 +128,19 @@ pub fn stress_tensor(s: &Voigt) -> Matrix3<f64> {
     Matrix3::new(s[0], s[5], s[4], s[5], s[1], s[3], s[4], s[3], s[2])
 }
 
+/// A symmetric 3×3 tensor in Voigt order (xx, yy, zz, yz, xz, xy), the
+/// inverse of [`stress_tensor`]; the lower triangle is not read.
+pub fn voigt_of(m: &Matrix3<f64>) -> Voigt {
+    Voigt::from([
+        m[(0, 0)],
+        m[(1, 1)],
+        m[(2, 2)],
+        m[(1, 2)],
+        m[(0, 2)],
+        m[(0, 1)],
+    ])
+}
+
 /// The part of stress `s` that a crack of unit normal `n` releases: the
 /// traction `t = σ n` on its plane, less a compressive normal traction
 /// (closed faces still carry it), as the stress `n tᵀ + t nᵀ − (n·t) n nᵀ`
@@ -142,15 +155,7 @@ pub fn crack_plane_stress(s: &Voigt, n: &Vector3<f64>) -> Voigt {
         t -= normal * n;
     }
     let tn = t.dot(n);
-    let m = n * t.transpose() + t * n.transpose() - tn * n * n.transpose();
-    Voigt::from([
-        m[(0, 0)],
-        m[(1, 1)],
-        m[(2, 2)],
-        m[(1, 2)],
-        m[(0, 2)],
-        m[(0, 1)],
-    ])
+    voigt_of(&(n * t.transpose() + t * n.transpose() - tn * n * n.transpose()))
 }
 
 /// Principal stresses, descending, with their unit directions (columns).

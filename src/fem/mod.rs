@@ -14,7 +14,7 @@ mod quadratic;
 pub use assembly::{ElasticMesh, ElementOrder};
 pub use element::{
     constitutive_matrix, crack_plane_stress, element_stiffness, principal_stresses,
-    strain_energy_density, stress_tensor, symmetric_strain, TetElement, Voigt,
+    strain_energy_density, stress_tensor, symmetric_strain, voigt_of, TetElement, Voigt,
 };
 pub use matrix_market::{write_diagonal_matrix_market, write_matrix_market};
 pub use quadratic::{

@@ -48,6 +48,7 @@
 //! and a crack that does not run through the body's thickness, which is
 //! treated as one that does over its own span there.
 
+use crate::fem::voigt_of;
 use nalgebra::{Complex, Matrix3, Point3, SymmetricEigen, Vector3};
 use serde::Serialize;
 
@@ -199,11 +200,8 @@ impl CrackShield {
         let shear = traction - n * normal_pa;
         let relief = n * n.transpose() * ((1.0 - factors.normal) * normal_pa)
             + (n * shear.transpose() + shear * n.transpose()) * (1.0 - factors.shear);
-        for (s, (r, c)) in stress
-            .iter_mut()
-            .zip([(0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1)])
-        {
-            *s -= relief[(r, c)];
+        for (s, r) in stress.iter_mut().zip(voigt_of(&relief).iter()) {
+            *s -= r;
         }
     }
 }
