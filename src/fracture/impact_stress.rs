@@ -97,27 +97,58 @@ impl ImpactStress {
             .collect()
     }
 
-    /// [`Self::element_ratios`] at `points` (in the body's frame, m): the
-    /// ratio of the body's element whose centroid is nearest to each.
-    pub fn ratios_at(&self, points: &[[f32; 3]]) -> Vec<f32> {
-        let ratios = self.element_ratios();
-        let elements: Vec<(Point3<f64>, f32)> = ratios
+    /// [`Self::element_ratios`] at the body's element centroids, ready
+    /// for lookups: all a map of the impact needs once evaluated, without
+    /// the body's mesh or basis.
+    pub fn field(&self) -> StressField {
+        let elements: Vec<(Point3<f64>, f32)> = self
+            .element_ratios()
             .iter()
             .enumerate()
             .filter_map(|(e, r)| r.map(|r| (self.mesh.tet_centroid(e), r)))
             .collect();
-        let grid = Grid::new(&elements);
+        StressField {
+            serial: self.serial,
+            grid: Grid::new(&elements),
+            elements,
+        }
+    }
+
+    /// [`Self::element_ratios`] at `points` (in the body's frame, m): the
+    /// ratio of the body's element whose centroid is nearest to each.
+    pub fn ratios_at(&self, points: &[[f32; 3]]) -> Vec<f32> {
+        self.field().ratios_at(points)
+    }
+}
+
+/// An impact's σ₁/R_c per element ([`ImpactStress::element_ratios`]) at
+/// the elements' centroids, with a grid for nearest-centroid lookups.
+#[derive(Debug)]
+pub struct StressField {
+    /// Which impact of the body this is, counting from 1.
+    pub serial: u64,
+    elements: Vec<(Point3<f64>, f32)>,
+    grid: Grid,
+}
+
+impl StressField {
+    /// The ratio of the element whose centroid is nearest to each of
+    /// `points` (in the body's frame, m); 0 for a body with no element.
+    pub fn ratios_at(&self, points: &[[f32; 3]]) -> Vec<f32> {
         points
             .iter()
             .map(|p| {
                 let p = Point3::new(f64::from(p[0]), f64::from(p[1]), f64::from(p[2]));
-                grid.nearest(&elements, &p).map_or(0.0, |e| elements[e].1)
+                self.grid
+                    .nearest(&self.elements, &p)
+                    .map_or(0.0, |e| self.elements[e].1)
             })
             .collect()
     }
 }
 
 /// A uniform grid of element centroids for nearest-centroid queries.
+#[derive(Debug)]
 struct Grid {
     origin: Point3<f64>,
     cell_m: f64,

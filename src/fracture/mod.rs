@@ -32,7 +32,7 @@ pub use hertz::{
     rigid_gains, ContactEnd, ContactHistory, ContactModel, HertzContact, PhaseImpulses,
 };
 pub use impact::{ContactPoint, Counters, FractureSettings, ImpactOutcome, Impactor, StaticLoad};
-pub use impact_stress::ImpactStress;
+pub use impact_stress::{ImpactStress, StressField};
 pub use pattern::{emd_1d, Pattern, PatternDistance, PatternWeights};
 pub use propagate::{propagate, propagate_deferred, Crack, CrackScratch, CrackStop, EnergyBalance};
 pub use shielding::{CrackShield, TractionFactors};

@@ -7,12 +7,14 @@
 //! viewer's thread only. A pump task takes the feed's frame 60 times a
 //! second, applies it to the viewer's model of the scene and broadcasts it;
 //! each client has a bounded queue, and a client whose queue is full is
-//! dropped, never waited for. Nothing here can make a session's threads
+//! dropped, never waited for. Stress maps are evaluated on a thread of
+//! their own, so that frames keep their pace while one is made. Nothing here can make a session's threads
 //! wait: the feed is read with the hand-over of
 //! [`ViewFeed`](crate::haptics::ViewFeed).
 
 mod model;
 mod server;
+mod stress;
 
 pub use server::{Viewer, ViewerOptions, DEFAULT_UI_ADDR};
 

@@ -1,19 +1,21 @@
 //! The viewer's model of the scene, rebuilt from the feed's frames: what a
 //! newly connected client is sent first and what `GET /api/state` returns.
 
-use crate::fracture::ImpactStress;
+use super::stress::{Stress, StressJob, StressMap};
+use crate::fracture::StressField;
 use crate::haptics::{BodyPose, BodyView, FractureView, SignalSample, ViewFeed, ViewFrame};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Shortest time between two `stress` messages of one body.
 const STRESS_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Most stress maps evaluated in one pump round (a 10 800-tet tile's, 36
-/// samples of 60 modes, takes tens of milliseconds).
-const STRESS_MAPS_PER_ROUND: usize = 2;
+/// Most stress maps being evaluated or queued for evaluation at once (a
+/// 10 800-tet tile's, 36 samples of 60 modes, takes tens of milliseconds).
+pub(super) const MAX_STRESS_JOBS: usize = 2;
 
 /// Signal samples kept for clients that join late: 10 s at 100 Hz.
 const SIGNAL_HISTORY: usize = 1000;
@@ -27,8 +29,14 @@ pub(super) struct Model {
     stress: BTreeMap<u32, Vec<f32>>,
     /// Impacts not evaluated yet, the newest per struck body.
     impacts: BTreeMap<u32, PendingStress>,
-    /// The last impact evaluated per body, for its fragments to inherit.
-    evaluated: BTreeMap<u32, ImpactStress>,
+    /// Impacts handed to the stress worker, by the same key.
+    in_flight: BTreeMap<u32, PendingStress>,
+    /// Which run of the session this is (a reset starts the next): maps of
+    /// an earlier run are dropped.
+    run: u64,
+    /// The field of the last impact evaluated per body, for its fragments
+    /// to inherit.
+    evaluated: BTreeMap<u32, Arc<StressField>>,
     /// When each body's last `stress` message was made.
     stress_sent_at: BTreeMap<u32, Instant>,
     poses: BTreeMap<u32, BodyPose>,
@@ -44,7 +52,7 @@ pub(super) struct Model {
 /// stress field holds at their points).
 #[derive(Debug)]
 struct PendingStress {
-    impact: ImpactStress,
+    stress: Stress,
     bodies: Vec<u32>,
 }
 
@@ -88,7 +96,10 @@ impl Model {
     /// new `scene`.
     pub(super) fn apply(&mut self, frame: ViewFrame) -> Option<Value> {
         if frame.reset {
-            *self = Model::default();
+            *self = Model {
+                run: self.run + 1,
+                ..Model::default()
+            };
         }
         // Added before removed: a merged frame can hold a fragment that
         // appeared and broke again since the last one (ids are not reused).
@@ -98,8 +109,8 @@ impl Model {
         for (id, impact) in &frame.impacts {
             if self.bodies.contains_key(id) {
                 let bodies = vec![*id];
-                let impact = impact.clone();
-                self.impacts.insert(*id, PendingStress { impact, bodies });
+                let stress = Stress::Impact(impact.clone());
+                self.impacts.insert(*id, PendingStress { stress, bodies });
             }
         }
         // A broken body's last impact, usually the one that broke it,
@@ -110,22 +121,27 @@ impl Model {
             self.poses.remove(&id);
             self.stress.remove(&id);
             self.stress_sent_at.remove(&id);
-            let impact = match (self.impacts.remove(&id), self.evaluated.remove(&id)) {
-                (Some(pending), _) => Some(pending.impact),
-                (None, Some(evaluated)) => Some(evaluated),
-                // A fragment that broke again before its parent's map was
-                // evaluated.
-                (None, None) => self
-                    .impacts
-                    .values()
+            // The newest: its own impact not evaluated yet, then one being
+            // evaluated, then the last evaluated, then (a fragment that
+            // broke again before its parent's map was made) its parent's.
+            let containing = |map: &BTreeMap<u32, PendingStress>| {
+                map.values()
                     .find(|p| p.bodies.contains(&id))
-                    .map(|p| p.impact.clone()),
+                    .map(|p| p.stress.clone())
             };
-            if let Some(impact) = impact {
-                inherited.push((id, impact));
+            let evaluated = self.evaluated.remove(&id).map(Stress::Field);
+            let stress = self
+                .impacts
+                .remove(&id)
+                .map(|p| p.stress)
+                .or_else(|| containing(&self.in_flight))
+                .or(evaluated)
+                .or_else(|| containing(&self.impacts));
+            if let Some(stress) = stress {
+                inherited.push((id, stress));
             }
         }
-        for (id, impact) in inherited {
+        for (id, stress) in inherited {
             // Its fragments, and theirs when they broke again since the
             // last frame, that are still there.
             let mut family = vec![id];
@@ -137,7 +153,7 @@ impl Model {
             family.retain(|b| self.bodies.contains_key(b));
             if !family.is_empty() {
                 let bodies = family;
-                self.impacts.insert(id, PendingStress { impact, bodies });
+                self.impacts.insert(id, PendingStress { stress, bodies });
             }
         }
         self.poses = frame.poses.iter().map(|p| (p.id, *p)).collect();
@@ -154,61 +170,102 @@ impl Model {
         })
     }
 
-    /// `stress` messages for bodies struck since their last one and for
-    /// the fragments of broken bodies: at most one impact per body per
-    /// [`STRESS_INTERVAL`] and [`STRESS_MAPS_PER_ROUND`] impacts per call,
-    /// the others wait. A body in contact is struck at every sync, and
-    /// each impact costs the viewer's thread an evaluation of every element
-    /// of the body at every sample of the impact.
-    pub(super) fn stresses(&mut self, now: Instant) -> Vec<Value> {
+    /// Stress maps to evaluate for bodies struck since their last one and
+    /// for the fragments of broken bodies: at most one impact per body per
+    /// [`STRESS_INTERVAL`] and [`MAX_STRESS_JOBS`] at once, the others
+    /// wait. A body in contact is struck at every sync, and each map costs
+    /// an evaluation of every element of the body at every sample of the
+    /// impact.
+    pub(super) fn stress_jobs(&mut self, now: Instant) -> Vec<StressJob> {
+        let room = MAX_STRESS_JOBS.saturating_sub(self.in_flight.len());
         let due: Vec<u32> = self
             .impacts
             .keys()
             .copied()
             .filter(|id| {
-                self.stress_sent_at
-                    .get(id)
-                    .is_none_or(|&at| now.duration_since(at) >= STRESS_INTERVAL)
+                !self.in_flight.contains_key(id)
+                    && self
+                        .stress_sent_at
+                        .get(id)
+                        .is_none_or(|&at| now.duration_since(at) >= STRESS_INTERVAL)
             })
-            .take(STRESS_MAPS_PER_ROUND)
+            .take(room)
             .collect();
-        let mut messages = Vec::new();
-        for id in due {
-            let Some(PendingStress { impact, bodies }) = self.impacts.remove(&id) else {
+        let mut jobs = Vec::new();
+        for key in due {
+            let Some(pending) = self.impacts.remove(&key) else {
                 continue;
             };
-            let bodies: Vec<&BodyView> = bodies.iter().filter_map(|b| self.bodies.get(b)).collect();
-            // One evaluation for all the bodies' points.
-            let points: Vec<[f32; 3]> = bodies
+            let bodies: Vec<&BodyView> = pending
+                .bodies
                 .iter()
-                .flat_map(|b| b.points_m.iter().copied())
+                .filter_map(|b| self.bodies.get(b))
                 .collect();
-            let bodies: Vec<(u32, usize)> =
-                bodies.iter().map(|b| (b.id, b.points_m.len())).collect();
-            let mut ratios = impact.ratios_at(&points).into_iter();
-            for (body, points) in bodies {
-                // Three decimals: the colour map shows no more.
-                let ratio: Vec<f32> = ratios
-                    .by_ref()
-                    .take(points)
-                    .map(|r| (r * 1000.0).round() / 1000.0)
-                    .collect();
-                messages.push(json!({
-                    "type": "stress",
-                    "id": body,
-                    "time_s": self.time_s,
-                    "impact": impact.serial,
-                    "max_ratio": ratio.iter().copied().fold(0.0f32, f32::max),
-                    "ratio": &ratio,
-                }));
-                self.stress.insert(body, ratio);
-                self.evaluated.insert(body, impact.clone());
+            jobs.push(StressJob {
+                run: self.run,
+                key,
+                stress: pending.stress.clone(),
+                points_m: bodies
+                    .iter()
+                    .flat_map(|b| b.points_m.iter().copied())
+                    .collect(),
+                bodies: bodies.iter().map(|b| (b.id, b.points_m.len())).collect(),
+            });
+            if self.bodies.contains_key(&key) {
+                self.stress_sent_at.insert(key, now);
             }
-            if self.bodies.contains_key(&id) {
-                self.stress_sent_at.insert(id, now);
+            self.in_flight.insert(key, pending);
+        }
+        jobs
+    }
+
+    /// A job the worker could not take: it waits for a later round.
+    pub(super) fn stress_job_refused(&mut self, job: StressJob) {
+        if job.run != self.run {
+            return;
+        }
+        if let Some(pending) = self.in_flight.remove(&job.key) {
+            self.impacts.entry(job.key).or_insert(pending);
+        }
+        self.stress_sent_at.remove(&job.key);
+    }
+
+    /// The `stress` messages of a finished map, for its bodies that are
+    /// still there; nothing for a map of an earlier run.
+    pub(super) fn stress_done(&mut self, map: StressMap) -> Vec<Value> {
+        if map.run != self.run {
+            return Vec::new();
+        }
+        self.in_flight.remove(&map.key);
+        let mut messages = Vec::new();
+        for (body, ratio) in map.bodies {
+            // A body that broke while its map was made: its fragments
+            // inherited the impact.
+            if !self.bodies.contains_key(&body) {
+                continue;
             }
+            messages.push(json!({
+                "type": "stress",
+                "id": body,
+                "time_s": self.time_s,
+                "impact": map.field.serial,
+                "max_ratio": ratio.iter().copied().fold(0.0f32, f32::max),
+                "ratio": &ratio,
+            }));
+            self.stress.insert(body, ratio);
+            self.evaluated.insert(body, Arc::clone(&map.field));
         }
         messages
+    }
+
+    /// Forgets the maps being evaluated: the worker has ended.
+    pub(super) fn stress_jobs_lost(&mut self) {
+        self.in_flight.clear();
+    }
+
+    /// Whether maps are being evaluated.
+    pub(super) fn evaluating(&self) -> bool {
+        !self.in_flight.is_empty()
     }
 
     /// Keeps the newest samples for clients that join later.

@@ -1,6 +1,7 @@
 //! The viewer's thread: routes, the pump, and the clients.
 
 use super::model::{self, Model};
+use super::stress::StressWorker;
 use super::UiError;
 use crate::haptics::{Answer, SessionControls, ViewFeed, ViewStats, HAPTIC_RATE_HZ};
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
@@ -135,6 +136,15 @@ impl Viewer {
             .build()
             .map_err(UiError::Start)?;
         let routes_state = Arc::clone(&shared);
+        // Started here, so that the viewer's threads all exist once it
+        // has started.
+        let worker = match StressWorker::spawn(model::MAX_STRESS_JOBS) {
+            Ok(worker) => Some(worker),
+            Err(e) => {
+                tracing::warn!("the viewer shows no stress maps: their thread did not start: {e}");
+                None
+            }
+        };
         let thread = std::thread::Builder::new()
             .name("tessera-ui".into())
             .spawn(move || {
@@ -143,7 +153,7 @@ impl Viewer {
                         return;
                     };
                     let listener = listener.tap_io(bound_send_buffer);
-                    let pump = tokio::spawn(pump(Arc::clone(&routes_state)));
+                    let pump = tokio::spawn(pump(Arc::clone(&routes_state), worker));
                     let app = router(routes_state);
                     let _ = axum::serve(listener, app)
                         .with_graceful_shutdown(async move {
@@ -362,7 +372,7 @@ async fn websocket(State(shared): State<Arc<Shared>>, upgrade: WebSocketUpgrade)
 }
 
 /// Takes the feed 60 times a second and broadcasts what changed.
-async fn pump(shared: Arc<Shared>) {
+async fn pump(shared: Arc<Shared>, mut worker: Option<StressWorker>) {
     let mut interval = tokio::time::interval(PUMP_INTERVAL);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut records = Vec::new();
@@ -372,7 +382,7 @@ async fn pump(shared: Arc<Shared>) {
         round = round.wrapping_add(1);
         // Read before the frame: once the session has finished, its last
         // frame is in this round's, so `finished` never precedes it.
-        let finished = shared.feed.finished();
+        let session_finished = shared.feed.finished();
         let frame = shared.feed.take_frame();
         records.clear();
         shared.feed.take_signals(&mut records);
@@ -388,17 +398,28 @@ async fn pump(shared: Arc<Shared>) {
                 // A restarted run: every client starts over from its scene
                 // (which holds the stresses).
                 None => {
-                    let status = status_with(&shared, clients.len(), finished);
+                    let status = status_with(&shared, clients.len(), session_finished);
                     messages.push((model.scene(&status), handed_over_at));
                 }
             }
         }
-        messages.extend(
-            model
-                .stresses(Instant::now())
-                .into_iter()
-                .map(|s| (s, None)),
-        );
+        if worker.as_ref().is_some_and(StressWorker::ended) {
+            tracing::warn!("the viewer's stress maps stopped: their thread ended");
+            worker = None;
+            model.stress_jobs_lost();
+        }
+        if let Some(worker) = &worker {
+            while let Some(map) = worker.take() {
+                messages.extend(model.stress_done(map).into_iter().map(|s| (s, None)));
+            }
+            for job in model.stress_jobs(Instant::now()) {
+                if let Some(job) = worker.submit(job) {
+                    model.stress_job_refused(job);
+                }
+            }
+        }
+        // Nor does it precede the maps of the session's impacts.
+        let finished = session_finished && !model.evaluating();
         if !records.is_empty() {
             model.keep_signals(&records);
             messages.push((model::signals(records.iter()), None));
