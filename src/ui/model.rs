@@ -374,3 +374,133 @@ pub(super) fn signals<'a>(samples: impl Iterator<Item = &'a SignalSample>) -> Va
         .collect();
     json!({ "type": "signals", "samples": samples })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::stress::evaluate;
+    use super::*;
+    use crate::config::MaterialLibrary;
+    use crate::fracture::{BreakableBody, ContactPoint, Counters, FractureSettings, Impactor};
+    use crate::mesh::box_mesh;
+    use crate::modal::{analyse, EigenSettings};
+    use nalgebra::{Point3, Vector3};
+
+    /// A gentle strike's load on a small plate, 2 cm by 2 cm by 2 mm.
+    fn strike() -> crate::fracture::ImpactStress {
+        let material = MaterialLibrary::builtin()
+            .get("ceramic-tile")
+            .expect("built-in material")
+            .clone();
+        let mesh = box_mesh([0.02, 0.02, 0.002], [4, 4, 1], None).unwrap();
+        let threads = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let settings = EigenSettings::new(8);
+        let (basis, _) = analyse(&mesh, &material, &settings, None, &threads, &|_| {}).unwrap();
+        let mut body = BreakableBody::new(mesh, material, basis, 1).unwrap();
+        let contact = ContactPoint {
+            point_m: Point3::new(0.0, 0.0, 0.001),
+            normal: -Vector3::z(),
+            impulse_n_s: 0.001,
+            relative_speed_m_s: 0.01,
+            impactor: Impactor::steel_ball(),
+        };
+        let settings = FractureSettings::default();
+        body.impact(&[contact], &settings, &threads, &mut Counters::default());
+        body.last_impact_stress().expect("the strike is kept")
+    }
+
+    fn view(id: u32, parent: Option<u32>, points: usize) -> BodyView {
+        BodyView {
+            id,
+            name: format!("body {id}"),
+            kind: "breakable",
+            parent,
+            volume_m3: 1e-7,
+            points_m: (0..points)
+                .map(|i| [0.002 * i as f32, 0.0, 0.001])
+                .collect(),
+            triangles: Vec::new(),
+            crack_triangles: Vec::new(),
+        }
+    }
+
+    fn ids(job: &StressJob) -> Vec<u32> {
+        job.bodies.iter().map(|b| b.0).collect()
+    }
+
+    #[test]
+    fn maps_made_while_bodies_break_or_the_run_restarts_go_where_they_belong() {
+        let impact = strike();
+        let now = Instant::now();
+        let mut model = Model::default();
+        model.apply(ViewFrame {
+            added: vec![view(1, None, 3)],
+            impacts: vec![(1, impact.clone())],
+            ..ViewFrame::default()
+        });
+        let mut jobs = model.stress_jobs(now);
+        assert_eq!(jobs.iter().map(ids).collect::<Vec<_>>(), [[1]]);
+        assert!(model.evaluating());
+        assert!(
+            model.stress_jobs(now).is_empty(),
+            "one map per body at once"
+        );
+
+        // The body breaks while its map is made: the map has no body left
+        // to paint, and its impact passes to the fragments.
+        model.apply(ViewFrame {
+            added: vec![view(2, Some(1), 4), view(3, Some(1), 5)],
+            removed: vec![1],
+            ..ViewFrame::default()
+        });
+        assert!(model.stress_done(evaluate(jobs.remove(0))).is_empty());
+        let mut jobs = model.stress_jobs(now);
+        assert_eq!(jobs.iter().map(ids).collect::<Vec<_>>(), [[2, 3]]);
+        let messages = model.stress_done(evaluate(jobs.remove(0)));
+        let painted: Vec<(u64, usize, u64)> = messages
+            .iter()
+            .map(|m| {
+                let ratio = m["ratio"].as_array().unwrap().len();
+                (
+                    m["id"].as_u64().unwrap(),
+                    ratio,
+                    m["impact"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(painted, [(2, 4, 1), (3, 5, 1)]);
+        assert!(!model.evaluating());
+
+        // A fragment breaks again: its evaluated field (not the impact)
+        // paints its own fragment, alike at alike points.
+        model.apply(ViewFrame {
+            added: vec![view(4, Some(2), 4)],
+            removed: vec![2],
+            ..ViewFrame::default()
+        });
+        let mut jobs = model.stress_jobs(now);
+        assert!(matches!(jobs[0].stress, Stress::Field(_)));
+        let again = model.stress_done(evaluate(jobs.remove(0)));
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0]["id"], 4);
+        assert_eq!(again[0]["ratio"], messages[0]["ratio"]);
+
+        // A map of the run before a restart is dropped.
+        model.apply(ViewFrame {
+            impacts: vec![(3, impact.clone())],
+            ..ViewFrame::default()
+        });
+        let mut jobs = model.stress_jobs(now + STRESS_INTERVAL);
+        assert_eq!(jobs.iter().map(ids).collect::<Vec<_>>(), [[3]]);
+        model.apply(ViewFrame {
+            added: vec![view(3, None, 5)],
+            reset: true,
+            ..ViewFrame::default()
+        });
+        assert!(!model.evaluating());
+        assert!(model.stress_done(evaluate(jobs.remove(0))).is_empty());
+        assert!(model.stress.is_empty());
+    }
+}

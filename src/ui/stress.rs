@@ -94,7 +94,8 @@ impl StressWorker {
     }
 }
 
-fn evaluate(job: StressJob) -> StressMap {
+/// What the thread does with a job.
+pub(super) fn evaluate(job: StressJob) -> StressMap {
     let field = match job.stress {
         Stress::Impact(impact) => Arc::new(impact.field()),
         Stress::Field(field) => field,
