@@ -541,14 +541,7 @@ fn principal_stresses_and_energy_density() {
     let r = Matrix3::new(co, -s, 0.0, s, co, 0.0, 0.0, 0.0, 1.0);
     let d = Matrix3::from_diagonal(&Vector3::new(3e6, 1e6, 2e6));
     let t = r * d * r.transpose();
-    let voigt = Voigt::from([
-        t[(0, 0)],
-        t[(1, 1)],
-        t[(2, 2)],
-        t[(1, 2)],
-        t[(0, 2)],
-        t[(0, 1)],
-    ]);
+    let voigt = voigt_of(&t);
     let (values, directions) = principal_stresses(&voigt);
     assert!((values - Vector3::new(3e6, 2e6, 1e6)).norm() < 1e-6);
     assert!(directions.column(0).dot(&r.column(0)).abs() > 1.0 - 1e-12);

@@ -219,17 +219,6 @@ impl Model {
         jobs
     }
 
-    /// A job the worker could not take: it waits for a later round.
-    pub(super) fn stress_job_refused(&mut self, job: StressJob) {
-        if job.run != self.run {
-            return;
-        }
-        if let Some(pending) = self.in_flight.remove(&job.key) {
-            self.impacts.entry(job.key).or_insert(pending);
-        }
-        self.stress_sent_at.remove(&job.key);
-    }
-
     /// The `stress` messages of a finished map, for its bodies that are
     /// still there; nothing for a map of an earlier run.
     pub(super) fn stress_done(&mut self, map: StressMap) -> Vec<Value> {

@@ -413,9 +413,7 @@ async fn pump(shared: Arc<Shared>, mut worker: Option<StressWorker>) {
                 messages.extend(model.stress_done(map).into_iter().map(|s| (s, None)));
             }
             for job in model.stress_jobs(Instant::now()) {
-                if let Some(job) = worker.submit(job) {
-                    model.stress_job_refused(job);
-                }
+                worker.submit(job);
             }
         }
         // Nor does it precede the maps of the session's impacts.

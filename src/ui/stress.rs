@@ -10,7 +10,7 @@
 //! never exceeds.
 
 use crate::fracture::{ImpactStress, StressField};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 
 /// What a map is made from: an impact not evaluated yet, or the field of
@@ -73,13 +73,12 @@ impl StressWorker {
         Ok(Self { jobs, maps, thread })
     }
 
-    /// Queues `job`; gives it back if the queue is full or the thread has
-    /// ended.
-    pub(super) fn submit(&self, job: StressJob) -> Option<StressJob> {
-        match self.jobs.try_send(job) {
-            Ok(()) => None,
-            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => Some(job),
-        }
+    /// Queues `job`. The queue is never full (the model has at most
+    /// [`MAX_STRESS_JOBS`](super::model::MAX_STRESS_JOBS) jobs out); if
+    /// the thread has ended the job is dropped, and [`Self::ended`] says
+    /// so.
+    pub(super) fn submit(&self, job: StressJob) {
+        let _ = self.jobs.try_send(job);
     }
 
     /// Whether the thread has ended (it panicked: while the worker lives,
