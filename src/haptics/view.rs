@@ -18,7 +18,7 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::{Arc, Mutex, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 /// Haptic ticks per signal sample (100 Hz at 1 kHz).
@@ -207,6 +207,18 @@ pub struct ViewFeed {
     safety_trips: AtomicU32,
     /// The scheduling the haptic thread obtained, as the status shows it.
     realtime: Mutex<String>,
+    /// Called after each frame is handed over: wakes the reader
+    /// ([`ViewFeed::on_hand_over`]).
+    hand_over_hook: OnceLock<Hook>,
+}
+
+/// What [`ViewFeed::on_hand_over`] calls.
+struct Hook(Box<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for Hook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HandOverHook")
+    }
 }
 
 impl Default for ViewFeed {
@@ -220,6 +232,7 @@ impl Default for ViewFeed {
             late_syncs: AtomicU64::new(0),
             safety_trips: AtomicU32::new(0),
             realtime: Mutex::default(),
+            hand_over_hook: OnceLock::new(),
         }
     }
 }
@@ -233,6 +246,15 @@ impl ViewFeed {
     /// The session's fixed facts.
     pub fn session(&self) -> ViewSession {
         self.session.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Has the simulation thread call `hook` after it hands a frame over,
+    /// so that the reader takes the frame at once instead of at its next
+    /// round. One hook per feed: `false` (and `hook` dropped) if one is
+    /// set already. The hook runs on the simulation thread, so it must
+    /// neither block nor wait (a `try_send` on a bounded channel).
+    pub fn on_hand_over(&self, hook: Box<dyn Fn() + Send + Sync>) -> bool {
+        self.hand_over_hook.set(Hook(hook)).is_ok()
     }
 
     /// Everything merged since the last call, if anything was.
@@ -450,9 +472,13 @@ impl ViewPublisher {
             Some(older) => older.merge(frame),
             None => *pending = Some(frame),
         }
+        drop(pending);
         self.last_publish = Some(Instant::now());
         self.stale = None;
         self.handed_tick = Some(tick);
+        if let Some(Hook(hook)) = self.feed.hand_over_hook.get() {
+            hook();
+        }
     }
 
     /// At the session's end: hands the state at `tick` over, waiting for
@@ -548,5 +574,56 @@ fn body_view(id: BodyId, body: &crate::world::WorldBody) -> BodyView {
             .collect(),
         triangles: body.surface.triangles.clone(),
         crack_triangles: body.surface.crack_triangles.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::WorldSettings;
+    use std::sync::atomic::AtomicUsize;
+
+    /// The feed's hook runs once per frame handed over, after the frame is
+    /// in the feed, and not when the frame rate holds a frame back; a feed
+    /// takes one hook.
+    #[test]
+    fn the_hook_runs_once_per_frame_handed_over() {
+        let feed = ViewFeed::new();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen_frames = Arc::new(AtomicUsize::new(0));
+        let hook_feed = Arc::downgrade(&feed);
+        let (hook_calls, hook_frames) = (Arc::clone(&calls), Arc::clone(&seen_frames));
+        assert!(feed.on_hand_over(Box::new(move || {
+            hook_calls.fetch_add(1, Ordering::SeqCst);
+            // The frame is there to take when the hook runs.
+            if let Some(feed) = hook_feed.upgrade() {
+                if feed.pending.try_lock().is_ok_and(|p| p.is_some()) {
+                    hook_frames.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        })));
+        assert!(!feed.on_hand_over(Box::new(|| {})), "one hook per feed");
+
+        let world = World::new(WorldSettings::default(), 0);
+        let mut publisher = ViewPublisher::new(Arc::clone(&feed));
+        publisher.publish(&world, 0.01, 10, &[]);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(seen_frames.load(Ordering::SeqCst), 1);
+        assert!(feed.take_frame().is_some());
+        // Within the frame interval the frame is held back (unless this
+        // thread was descheduled for that long): a call per frame.
+        publisher.publish(&world, 0.02, 20, &[]);
+        let second = feed.take_frame();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1 + usize::from(second.is_some())
+        );
+        // The session's end hands a held-back frame over whatever the rate.
+        publisher.finish(&world, 0.02, 20);
+        let last = second.or_else(|| feed.take_frame());
+        assert_eq!(last.map(|f| f.tick), Some(20));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(seen_frames.load(Ordering::SeqCst), 2);
+        assert!(feed.take_frame().is_none());
     }
 }

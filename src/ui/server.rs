@@ -29,10 +29,11 @@ pub const DEFAULT_UI_ADDR: SocketAddr =
 /// second of frames).
 const CLIENT_QUEUE: usize = 64;
 
-/// How often the pump takes the feed's frame.
+/// How often the pump runs a full round (signals, stress maps, prompts,
+/// the frame if the feed's hook has not brought it already).
 const PUMP_INTERVAL: Duration = Duration::from_millis(16);
 
-/// Pump rounds between two `status` messages.
+/// Full rounds between two `status` messages.
 const STATUS_EVERY: u32 = 30;
 
 /// Where and how the viewer listens.
@@ -135,6 +136,13 @@ impl Viewer {
             .enable_time()
             .build()
             .map_err(UiError::Start)?;
+        // The feed wakes the pump as it hands a frame over (at most 60 a
+        // second, the publisher's rate), so frames wait for no round.
+        let (wake, woken) = mpsc::channel::<()>(1);
+        let waking = shared.feed.on_hand_over(Box::new(move || {
+            let _ = wake.try_send(());
+        }));
+        let woken = waking.then_some(woken);
         let routes_state = Arc::clone(&shared);
         // Started here, so that the viewer's threads all exist once it
         // has started.
@@ -153,7 +161,7 @@ impl Viewer {
                         return;
                     };
                     let listener = listener.tap_io(bound_send_buffer);
-                    let pump = tokio::spawn(pump(Arc::clone(&routes_state), worker));
+                    let pump = tokio::spawn(pump(Arc::clone(&routes_state), worker, woken));
                     let app = router(routes_state);
                     let _ = axum::serve(listener, app)
                         .with_graceful_shutdown(async move {
@@ -371,21 +379,34 @@ async fn websocket(State(shared): State<Arc<Shared>>, upgrade: WebSocketUpgrade)
     upgrade.on_upgrade(move |socket| client(socket, shared))
 }
 
-/// Takes the feed 60 times a second and broadcasts what changed.
-async fn pump(shared: Arc<Shared>, mut worker: Option<StressWorker>) {
+/// Broadcasts what changed: each frame as soon as the feed hands it over
+/// (`woken`, if the feed's hook is the viewer's), and everything else at
+/// full rounds, 60 a second.
+async fn pump(
+    shared: Arc<Shared>,
+    mut worker: Option<StressWorker>,
+    mut woken: Option<mpsc::Receiver<()>>,
+) {
     let mut interval = tokio::time::interval(PUMP_INTERVAL);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut records = Vec::new();
     let mut round = 0u32;
     loop {
-        interval.tick().await;
-        round = round.wrapping_add(1);
+        let full = tokio::select! {
+            _ = interval.tick() => true,
+            Some(()) = async { woken.as_mut()?.recv().await } => false,
+        };
+        if full {
+            round = round.wrapping_add(1);
+        }
         // Read before the frame: once the session has finished, its last
         // frame is in this round's, so `finished` never precedes it.
         let session_finished = shared.feed.finished();
         let frame = shared.feed.take_frame();
         records.clear();
-        shared.feed.take_signals(&mut records);
+        if full {
+            shared.feed.take_signals(&mut records);
+        }
         let Ok(mut state) = shared.state.lock() else {
             return;
         };
@@ -402,6 +423,10 @@ async fn pump(shared: Arc<Shared>, mut worker: Option<StressWorker>) {
                     messages.push((model.scene(&status), handed_over_at));
                 }
             }
+        }
+        if !full {
+            broadcast(&shared, clients, messages);
+            continue;
         }
         if worker.as_ref().is_some_and(StressWorker::ended) {
             tracing::warn!("the viewer's stress maps stopped: their thread ended");
@@ -432,18 +457,24 @@ async fn pump(shared: Arc<Shared>, mut worker: Option<StressWorker>) {
         if round % STATUS_EVERY == 0 {
             messages.push((status_with(&shared, clients.len(), finished), None));
         }
-        for (message, handed_over_at) in messages {
-            let text = Utf8Bytes::from(message.to_string());
-            clients.retain(|c| match c.queue.try_send((text.clone(), handed_over_at)) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    shared.dropped_clients.fetch_add(1, Ordering::Relaxed);
-                    tracing::info!(client = c.id, "viewer client dropped: it did not keep up");
-                    false
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
-            });
-        }
+        broadcast(&shared, clients, messages);
+    }
+}
+
+/// Queues each message, with when its frame was handed over, to every
+/// client; a client whose queue is full is dropped.
+fn broadcast(shared: &Shared, clients: &mut Vec<Client>, messages: Vec<(Value, Option<Instant>)>) {
+    for (message, handed_over_at) in messages {
+        let text = Utf8Bytes::from(message.to_string());
+        clients.retain(|c| match c.queue.try_send((text.clone(), handed_over_at)) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                shared.dropped_clients.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(client = c.id, "viewer client dropped: it did not keep up");
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        });
     }
 }
 
