@@ -217,7 +217,7 @@ struct Hook(Box<dyn Fn() + Send + Sync>);
 
 impl std::fmt::Debug for Hook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("HandOverHook")
+        f.write_str("Hook")
     }
 }
 
