@@ -4,12 +4,13 @@
 //!
 //! axum on a single-threaded tokio runtime: a well-kept HTTP stack with
 //! WebSocket support in one dependency, whose runtime lives on the
-//! viewer's thread only. A pump task takes the feed's frame 60 times a
-//! second, applies it to the viewer's model of the scene and broadcasts it;
-//! each client has a bounded queue, and a client whose queue is full is
-//! dropped, never waited for. Stress maps are evaluated on a thread of
-//! their own, so that frames keep their pace while one is made. Nothing here can make a session's threads
-//! wait: the feed is read with the hand-over of
+//! viewer's thread only. A pump task takes each frame as the feed hands
+//! it over (the feed's hook wakes it), applies it to the viewer's model of
+//! the scene and broadcasts it; each client has a bounded queue, and a
+//! client whose queue is full is dropped, never waited for. Stress maps
+//! are evaluated on a thread of their own, so that frames keep their pace
+//! while one is made. Nothing here can make a session's threads wait: the
+//! feed is read with the hand-over of
 //! [`ViewFeed`](crate::haptics::ViewFeed).
 
 mod model;
