@@ -3,6 +3,7 @@
 
 use super::contacts::{BodyContact, Kinematics};
 use super::shapes::{contact_radius_m, fragment_shape, Surface};
+use super::speculative;
 use super::units::{glam, vector};
 use super::{BodyId, Breakable, Counters, EventTimes, StepInputs, World, WorldBody};
 use crate::fracture::{
@@ -11,7 +12,6 @@ use crate::fracture::{
 };
 use nalgebra::Vector3;
 use rapier3d::dynamics::MassProperties;
-use rapier3d::dynamics::RigidBodyBuilder;
 use rapier3d::geometry::ColliderBuilder;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -619,7 +619,7 @@ impl World {
                 piece.mass_kg as f32,
                 self.units.inertia_to_sim(&piece.inertia_kg_m2),
             );
-            let body = RigidBodyBuilder::dynamic()
+            let body = speculative::dynamic_body()
                 .pose(pose_sim)
                 .linvel(self.units.to_sim(&velocity))
                 .angvel(glam(&angvel));

@@ -2,6 +2,7 @@
 //! for the breakable ones (one analysis per distinct mesh and material).
 
 use super::shapes::{contact_radius_m, fragment_shape, primitive, primitive_surface, Surface};
+use super::speculative;
 use super::units::glam;
 use super::{Breakable, World, WorldBody};
 use crate::config::{BodyKind, ConfigError, Material, MaterialLibrary, Scene, ShapeSpec};
@@ -388,7 +389,7 @@ impl World {
                     Isometry3::from_parts(Translation3::from(Vector3::from(position)), rotation);
                 let builder = match spec.kind {
                     BodyKind::Static => RigidBodyBuilder::fixed(),
-                    BodyKind::Dynamic => RigidBodyBuilder::dynamic()
+                    BodyKind::Dynamic => speculative::dynamic_body()
                         .linvel(world.units.to_sim(&Vector3::from(spec.velocity_m_s)))
                         .angvel(glam(&Vector3::from(spec.angular_velocity_rad_s))),
                 }

@@ -17,6 +17,7 @@ mod extract;
 mod frames;
 mod own_basis;
 mod shapes;
+mod speculative;
 mod sub;
 mod units;
 
@@ -198,6 +199,7 @@ impl World {
         physics.gravity = units.to_sim(&Vector3::from(settings.gravity_m_s2));
         physics.integration_parameters.dt = settings.time_step_s as f32;
         physics.integration_parameters.num_solver_iterations = settings.solver_iterations;
+        speculative::configure(&mut physics.integration_parameters);
         Self {
             physics,
             units,
