@@ -10,9 +10,9 @@
 //! another part.
 //!
 //! Here the margin follows the motion instead (rapier's soft CCD). A pair's
-//! margin is how far the two bodies close in over one step, from their
-//! velocities and forces. Each body contributes at most rapier's default
-//! distance, so a fast body keeps the margin it has by default. A pair at
+//! margin is how far the two bodies close in over one step at their
+//! velocities. Each body contributes at most rapier's default distance, so
+//! a fast body keeps at least the margin it has by default. A pair at
 //! rest gets [`resting_margin`]: enough to keep touching bodies' contacts
 //! from dropping out and coming back step after step (with no margin at
 //! all, a settled pile keeps waking up). Bodies at rest with a gap between
