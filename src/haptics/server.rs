@@ -593,8 +593,9 @@ fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
         .events()
         .iter()
         .zip(&simulation.counters.events)
-        .map(|(e, times)| FractureSummary {
-            time_s: e.time_s,
+        .zip(&simulation.event_ticks)
+        .map(|((e, times), &tick)| FractureSummary {
+            time_s: tick as f64 * tick_s,
             body: e.name.clone(),
             kind: e.kind,
             fragments: e.fragments.len(),

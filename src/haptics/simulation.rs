@@ -1,7 +1,12 @@
 //! The simulation thread (ARCHITECTURE.md, Threads): per synchronisation,
 //! impose the sub-world's poses, adopt fragments' finished modal analyses,
-//! step the global world over the ticks since the last one, fracture, and
-//! choose the next sub-world.
+//! step the global world by one sync period, fracture, and choose the next
+//! sub-world.
+//!
+//! The step is one sync period even after a late sync, when more ticks
+//! have passed: a longer step would make the next sync late too
+//! (docs/haptics.md, Sub-world). The world then falls behind the session
+//! clock, and its events are stamped with their sync's tick.
 
 use super::log_scene::LogScene;
 use super::sync::{Exchange, SyncDown, SyncUp};
@@ -18,7 +23,6 @@ pub(super) struct Simulation {
     /// Haptic tick length (s) and ticks per sync.
     pub tick_s: f64,
     pub sync_ratio: u32,
-    last_tick: u64,
     /// The sub-world's members (ascending), chosen at the last sync.
     members: Vec<BodyId>,
     /// The threads of the world's fracture checks.
@@ -26,6 +30,10 @@ pub(super) struct Simulation {
     /// Which fragments' own modal analyses a sync adopts: in lockstep all
     /// those queued at earlier syncs, so the swap is deterministic.
     adoption: Adoption,
+    /// The sync tick of each of the world's events, in order: the session
+    /// time of an event (the world's own clock falls behind it after late
+    /// syncs).
+    pub event_ticks: Vec<u64>,
     /// Wall time of the global steps.
     pub counters: Counters,
     /// ∫ kinetic energy dt of every dynamic body but the proxy (J·s).
@@ -38,9 +46,6 @@ pub(super) struct Simulation {
     /// A study's watched bodies.
     pub watch: Option<WatchWriter>,
 }
-
-/// The longest global step taken after late syncs, in sync periods.
-const MAX_CATCH_UP: u64 = 5;
 
 /// How long the simulation thread spins for the next sync in lockstep.
 const LOCKSTEP_SPIN: Duration = Duration::from_micros(500);
@@ -60,7 +65,6 @@ impl Simulation {
             extraction,
             tick_s,
             sync_ratio,
-            last_tick: 0,
             members: Vec::new(),
             threads,
             adoption: if lockstep {
@@ -68,6 +72,7 @@ impl Simulation {
             } else {
                 Adoption::Finished
             },
+            event_ticks: Vec::new(),
             counters: Counters::default(),
             kinetic_energy_integral_j_s: 0.0,
             recorder: None,
@@ -96,18 +101,13 @@ impl Simulation {
 
     /// One synchronisation: the answer to `up` written into `down`.
     pub(super) fn sync(&mut self, up: &SyncUp, down: &mut SyncDown) {
-        let ticks = up
-            .tick
-            .saturating_sub(self.last_tick)
-            .clamp(1, MAX_CATCH_UP * u64::from(self.sync_ratio));
-        self.last_tick = up.tick;
-        self.world.set_time_step(ticks as f64 * self.tick_s);
         self.world.apply_sub_world(&up.report);
         self.world.adopt_own_bases(self.adoption);
         // Sampled with the sub-world's states just imposed: one snapshot of
         // the whole world at this sync.
         self.kinetic_energy_integral_j_s +=
-            self.world.kinetic_energy_j(Some(self.extraction.proxy)) * ticks as f64 * self.tick_s;
+            self.world.kinetic_energy_j(Some(self.extraction.proxy))
+                * self.world.settings().time_step_s;
         let events_before = self.world.events().len();
         let inputs = StepInputs {
             external_contacts: &up.report.contacts,
@@ -115,6 +115,8 @@ impl Simulation {
         };
         self.world.step(&inputs, &self.threads, &mut self.counters);
         let new_events = &self.world.events()[events_before..];
+        self.event_ticks
+            .extend(std::iter::repeat_n(up.tick, new_events.len()));
         if let Some(recorder) = &self.recorder {
             for event in new_events {
                 recorder.event(fracture_event(event, up.tick, self.tick_s));
@@ -190,5 +192,81 @@ fn fracture_event(event: &FractureEvent, tick: u64, tick_s: f64) -> Event {
         body: event.name.clone(),
         fragments: event.fragments.len(),
         crack_area_m2: event.crack_area_m2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{MaterialLibrary, Scene};
+    use crate::world::SceneAssets;
+    use std::path::Path;
+
+    /// A ball in free fall and, far from it, the proxy.
+    fn falling_ball() -> (Simulation, BodyId) {
+        let scene = Scene::parse(
+            r#"
+            [[body]]
+            name = "ball"
+            kind = "dynamic"
+            shape = { type = "sphere", radius_m = 0.02 }
+            material = "steel"
+
+            [[body]]
+            name = "hand"
+            kind = "dynamic"
+            shape = { type = "sphere", radius_m = 0.02 }
+            material = "steel"
+            position_m = [1.0, 0.0, 0.0]
+            "#,
+            Path::new("fall.toml"),
+        )
+        .expect("the scene parses");
+        let threads = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a pool");
+        let assets =
+            SceneAssets::load(&scene, &MaterialLibrary::builtin(), None, &threads, &|_| {})
+                .expect("the scene's assets");
+        let world = World::from_scene(&scene, &assets, 0, &threads).expect("the world");
+        let ball = world.find("ball").expect("the ball");
+        let extraction = Extraction {
+            proxy: world.find("hand").expect("the hand"),
+            max_graph_bodies: 0,
+            max_bodies: 0,
+            max_added_per_sync: 0,
+            boundary_side_m: 0.1,
+            everything: false,
+        };
+        let simulation = Simulation::new(world, extraction, 0.001, 10, threads, false);
+        (simulation, ball)
+    }
+
+    #[test]
+    fn a_late_sync_steps_the_world_by_one_sync_period() {
+        let (mut simulation, ball) = falling_ball();
+        let mut down = SyncDown::default();
+        simulation.initial(&mut down);
+        // Syncs at ticks 10 and 40: those of ticks 20 and 30 were late.
+        for tick in [10, 40] {
+            let up = SyncUp {
+                tick,
+                ..SyncUp::default()
+            };
+            simulation.sync(&up, &mut down);
+        }
+        // Two steps of 10 ms: the fall's speed is g·20 ms (rapier's
+        // integrator is exact for the velocity under constant gravity).
+        let world = &simulation.world;
+        assert!((world.time_s() - 0.02).abs() < 1e-12, "{}", world.time_s());
+        let motion = world.motion(ball).expect("live");
+        let momentum = nalgebra::Vector3::from(motion.momentum_n_s);
+        let speed_m_s = momentum.norm() / motion.mass_kg;
+        let g_m_s2 = nalgebra::Vector3::from(world.settings().gravity_m_s2).norm();
+        assert!(
+            (speed_m_s - g_m_s2 * 0.02).abs() < 1e-4 * g_m_s2 * 0.02,
+            "{speed_m_s} m/s"
+        );
     }
 }
