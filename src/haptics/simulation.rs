@@ -5,7 +5,7 @@
 //!
 //! The step is one sync period even after a late sync, when more ticks
 //! have passed: a longer step would make the next sync late too
-//! (docs/haptics.md, Sub-world). The world then falls behind the session
+//! (docs/haptics.md, The sub-world). The world then falls behind the session
 //! clock, and its events are stamped with their sync's tick.
 
 use super::log_scene::LogScene;
