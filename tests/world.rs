@@ -405,6 +405,58 @@ fn the_landing_exchanges_the_computed_impulse_smoothly_in_height() {
     assert!(high < 1.05 * low, "J/mv at 0.2, 0.5, 0.8 m: {ratios:?}");
 }
 
+/// A landing's impact check pushes the tile (it exchanges its computed
+/// impulse in place of the solver's), and the tile's supports took part
+/// in that check. So at the next step the supports the push closes in on
+/// do not strike the tile again: a contact is an impact only if the two
+/// bodies also moved together over the step before. Counted as impacts,
+/// such pushes had kept a fragment resting across a support and the
+/// ground struck at every step.
+#[test]
+fn a_push_from_an_impact_check_is_not_an_impact_at_the_next_step() {
+    let (scene, assets) = load("tile-on-supports");
+    let impact_speed_m_s = scene.world.impact_speed_m_s;
+    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+    let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
+    place_above(&mut world, ball, tile, 0.2);
+    let mut landed = false;
+    for _ in 0..1000 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        if world.last_impacts().iter().any(|i| i.body == tile) {
+            landed = true;
+            break;
+        }
+    }
+    assert!(landed, "the ball lands");
+    assert!(world.body(tile).is_some(), "0.2 m does not split the tile");
+    // The push: the tile's velocity now closes its supports' contacts
+    // faster than an impact, though it rested on them.
+    let tile_velocity = Vector3::from(world.motion(tile).unwrap().momentum_n_s)
+        / world.motion(tile).unwrap().mass_kg;
+    assert!(
+        tile_velocity.z < -impact_speed_m_s,
+        "the landing pushed the tile down: {tile_velocity}"
+    );
+    world.step(&StepInputs::default(), threads(), &mut Counters::default());
+    let supports: Vec<_> = world
+        .last_contacts()
+        .iter()
+        .filter(|c| c.body == tile && c.other != Some(ball))
+        .collect();
+    assert!(!supports.is_empty(), "the tile rests on its supports");
+    assert!(
+        supports
+            .iter()
+            .all(|c| c.approach_speed_m_s <= impact_speed_m_s),
+        "{supports:?}"
+    );
+    assert!(
+        !world.last_impacts().iter().any(|i| i.body == tile),
+        "{:?}",
+        world.last_impacts()
+    );
+}
+
 /// The tile of `tile-on-supports` struck by its ball from 2 m, stepped
 /// until it splits; the world with own bases for fragments of at least
 /// `min_tets` intact tets if given. The split's fragments.

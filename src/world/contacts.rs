@@ -3,7 +3,7 @@
 
 use super::units::{vector, Units};
 use super::{BodyId, World};
-use nalgebra::{Point3, Vector3};
+use nalgebra::{Point3, UnitQuaternion, Vector3};
 use rapier3d::dynamics::{RigidBodyHandle, RigidBodySet};
 use rapier3d::pipeline::PhysicsWorld;
 
@@ -22,7 +22,9 @@ pub struct BodyContact {
     /// check the one the check made the bodies exchange.
     pub impulse_n_s: f64,
     /// Normal speed at which the other body approached this one before the
-    /// step (m/s; negative when separating).
+    /// step (m/s; negative when separating). In the global world, no
+    /// faster than the two moved over the step before where that is too
+    /// slow for an impact (`World::gather_contacts`).
     pub approach_speed_m_s: f64,
 }
 
@@ -48,6 +50,25 @@ impl Kinematics {
     }
 }
 
+/// A body's centre of mass and orientation before a step, in SI.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Placement {
+    pub com_m: Point3<f64>,
+    pub rotation: UnitQuaternion<f64>,
+}
+
+impl Placement {
+    /// The velocities that take a body from `earlier` to `self` in `dt_s`,
+    /// about the centre of mass at `self`.
+    pub(super) fn moved_since(&self, earlier: &Placement, dt_s: f64) -> Kinematics {
+        Kinematics {
+            com_m: self.com_m,
+            linvel_m_s: (self.com_m - earlier.com_m) / dt_s,
+            angvel_rad_s: (self.rotation * earlier.rotation.inverse()).scaled_axis() / dt_s,
+        }
+    }
+}
+
 pub(super) fn body_id(bodies: &RigidBodySet, handle: Option<RigidBodyHandle>) -> Option<BodyId> {
     handle
         .and_then(|h| bodies.get(h))
@@ -57,6 +78,18 @@ pub(super) fn body_id(bodies: &RigidBodySet, handle: Option<RigidBodyHandle>) ->
 impl World {
     /// Appends to `out` the contacts of the last step on the bodies for which
     /// `wanted` holds, in the narrow phase's (deterministic) order.
+    ///
+    /// A contact approaches at the speed of the two bodies' velocities
+    /// before the step, unless at the velocities the two moved with over
+    /// the step before (from their poses) it closes in no faster than an
+    /// impact: it then takes that slower speed. The two differ by what
+    /// changed a body's velocity after rapier's step: an impact check
+    /// replaces the solver's impulses of a strike by its own
+    /// (`apply_contact_impulses`), and the contacts that push leaves
+    /// closing are supports the check already loaded (as in the
+    /// sub-world). Counted as impacts, a fragment resting across a support
+    /// and the ground was struck at every step, each check pushing it into
+    /// the support again.
     pub(super) fn gather_contacts(
         &self,
         wanted: &dyn Fn(BodyId) -> bool,
@@ -64,7 +97,24 @@ impl World {
     ) {
         let still = Kinematics::default();
         let before = |id: BodyId| self.before.get(id.0 as usize).copied().unwrap_or(still);
-        solver_contacts(&self.physics, &self.units, &before, wanted, &mut |c| {
+        // A collider without a body does not move; a body that was not in
+        // the step before, or was placed since, keeps its velocities.
+        let moved = |id: Option<BodyId>| match id {
+            None => Some(still),
+            Some(id) => self.moved.get(id.0 as usize).copied().flatten(),
+        };
+        let impact_speed_m_s = self.settings.impact_speed_m_s;
+        solver_contacts(&self.physics, &self.units, &before, wanted, &mut |mut c| {
+            if c.approach_speed_m_s > impact_speed_m_s {
+                if let (Some(this), Some(other)) = (moved(Some(c.body)), moved(c.other)) {
+                    let closing_m_s = (other.velocity_at(&c.point_m)
+                        - this.velocity_at(&c.point_m))
+                    .dot(&c.normal);
+                    if closing_m_s <= impact_speed_m_s {
+                        c.approach_speed_m_s = c.approach_speed_m_s.min(closing_m_s);
+                    }
+                }
+            }
             out.push(c)
         });
     }

@@ -47,6 +47,9 @@ impl World {
                 continue;
             };
             let handle = body.handle;
+            if let Some(placement) = self.placements.get_mut(state.id.0 as usize) {
+                *placement = None;
+            }
             let rb = &mut self.physics.bodies[handle];
             rb.set_position(self.units.pose_to_sim(&state.pose), true);
             rb.set_linvel(self.units.to_sim(&state.linvel_m_s), true);

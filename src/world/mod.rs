@@ -36,7 +36,7 @@ pub use sub::{
 
 use crate::config::{Material, WorldSettings};
 use crate::fracture::{BreakableBody, FractureSettings};
-use contacts::Kinematics;
+use contacts::{Kinematics, Placement};
 use nalgebra::{Isometry3, Point3, Vector3};
 use rapier3d::dynamics::RigidBodyHandle;
 use rapier3d::pipeline::PhysicsWorld;
@@ -178,6 +178,12 @@ pub struct World {
     events: Vec<FractureEvent>,
     /// Scratch, per step: kinematics before the step, by body id.
     before: Vec<Kinematics>,
+    /// Scratch, per step, by body id: the velocities the body moved with
+    /// over the step before, from its poses (`World::gather_contacts`);
+    /// `None` for a body that was not in that step or was placed since.
+    moved: Vec<Option<Kinematics>>,
+    /// By body id: its centre of mass and orientation before the last step.
+    placements: Vec<Option<Placement>>,
     contacts: Vec<BodyContact>,
     /// The last step's impact checks.
     impacts: Vec<ImpactCheck>,
@@ -217,6 +223,8 @@ impl World {
             steps: 0,
             events: Vec::new(),
             before: Vec::new(),
+            moved: Vec::new(),
+            placements: Vec::new(),
             contacts: Vec::new(),
             impacts: Vec::new(),
             split_loads: Vec::new(),
@@ -234,6 +242,7 @@ impl World {
     pub fn set_time_step(&mut self, dt_s: f64) {
         self.settings.time_step_s = dt_s;
         self.physics.integration_parameters.dt = dt_s as f32;
+        self.placements.clear();
     }
 
     /// World time (s).
@@ -348,6 +357,9 @@ impl World {
         let Some(handle) = self.body(id).map(|b| b.handle) else {
             return false;
         };
+        if let Some(placement) = self.placements.get_mut(id.0 as usize) {
+            *placement = None;
+        }
         let rb = &mut self.physics.bodies[handle];
         rb.set_position(self.units.pose_to_sim(pose), true);
         rb.set_linvel(self.units.to_sim(linvel_m_s), true);
@@ -367,13 +379,7 @@ impl World {
         counters: &mut Counters,
     ) -> usize {
         let start = Instant::now();
-        self.before.clear();
-        self.before.resize(self.bodies.len(), Kinematics::default());
-        for (i, body) in self.bodies.iter().enumerate() {
-            if let Some(body) = body {
-                self.before[i] = Kinematics::of(&self.physics.bodies[body.handle], &self.units);
-            }
-        }
+        self.record_kinematics();
         self.physics.step();
         let physics_s = start.elapsed().as_secs_f64();
         self.time_s += self.settings.time_step_s;
@@ -387,6 +393,33 @@ impl World {
         counters.step_max_s = counters.step_max_s.max(step_s);
         counters.last_step_s = step_s;
         cracked
+    }
+
+    /// Records every live body's kinematics before a step, and the
+    /// velocities it moved with over the step before.
+    fn record_kinematics(&mut self) {
+        let dt_s = self.settings.time_step_s;
+        let count = self.bodies.len();
+        self.before.clear();
+        self.before.resize(count, Kinematics::default());
+        self.moved.clear();
+        self.moved.resize(count, None);
+        self.placements.resize(count, None);
+        for (i, body) in self.bodies.iter().enumerate() {
+            let Some(body) = body else {
+                self.placements[i] = None;
+                continue;
+            };
+            let rb = &self.physics.bodies[body.handle];
+            let kinematics = Kinematics::of(rb, &self.units);
+            let placement = Placement {
+                com_m: kinematics.com_m,
+                rotation: self.units.pose_to_si(rb.position()).rotation,
+            };
+            self.moved[i] = self.placements[i].map(|p| placement.moved_since(&p, dt_s));
+            self.before[i] = kinematics;
+            self.placements[i] = Some(placement);
+        }
     }
 
     /// A hash of every live body's id, pose and velocities (bit patterns):
