@@ -111,7 +111,7 @@ impl World {
                         - this.velocity_at(&c.point_m))
                     .dot(&c.normal);
                     if closing_m_s <= impact_speed_m_s {
-                        c.approach_speed_m_s = c.approach_speed_m_s.min(closing_m_s);
+                        c.approach_speed_m_s = closing_m_s;
                     }
                 }
             }
