@@ -7,7 +7,8 @@ use tessera::config::{MaterialLibrary, Scene};
 use tessera::fracture::{BasisWorker, BreakableBody, StaticLoad};
 use tessera::modal::{analyse, EigenSettings};
 use tessera::world::{
-    drop_run, place_above, Adoption, BodyId, Counters, SceneAssets, StepInputs, World,
+    drop_run, place_above, Adoption, BodyId, Counters, FractureWorker, SceneAssets, StepInputs,
+    World,
 };
 
 mod common;
@@ -454,6 +455,96 @@ fn a_push_from_an_impact_check_is_not_an_impact_at_the_next_step() {
         !world.last_impacts().iter().any(|i| i.body == tile),
         "{:?}",
         world.last_impacts()
+    );
+}
+
+/// A world that defers its checks (real-time sessions) steps on while
+/// the tile's check runs: the tile stays whole until the check is back,
+/// and the event is the inline check's (same step, cracks, peak stress and
+/// pieces), its fragments carrying the tile's momentum when they replace
+/// it.
+#[test]
+fn a_deferred_check_breaks_the_tile_as_inline_while_the_world_steps_on() {
+    let (scene, assets) = load("tile-on-supports");
+    let split = |world: &World| {
+        world
+            .events()
+            .iter()
+            .find(|e| !e.fragments.is_empty())
+            .cloned()
+    };
+    let dropped = || {
+        let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+        let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
+        place_above(&mut world, ball, tile, 2.0);
+        (world, tile)
+    };
+    let (mut inline, tile) = dropped();
+    let mut inline_event = None;
+    for _ in 0..1200 {
+        inline.step(&StepInputs::default(), threads(), &mut Counters::default());
+        inline_event = split(&inline);
+        if inline_event.is_some() {
+            break;
+        }
+    }
+    let inline_event = inline_event.expect("a 2 m drop breaks the tile");
+
+    let (mut world, _) = dropped();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads().current_num_threads())
+        .build()
+        .unwrap();
+    world.defer_fractures(FractureWorker::spawn(pool).unwrap());
+    let mut event = None;
+    let mut whole_while_out = 0;
+    for _ in 0..20_000 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        event = split(&world);
+        if event.is_some() {
+            break;
+        }
+        if world.deferred_checks() > 0 {
+            if world.steps() > inline_event.step {
+                assert!(world.body(tile).is_some());
+                whole_while_out += 1;
+            }
+            // Gives the check time to run (the world steps far faster).
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    let event = event.expect("the deferred check comes back and splits the tile");
+    assert!(
+        whole_while_out > 0,
+        "the world stepped while the check was out"
+    );
+    assert_eq!(
+        (
+            event.step,
+            event.cracks,
+            event.fragments.len(),
+            event.debris
+        ),
+        (
+            inline_event.step,
+            inline_event.cracks,
+            inline_event.fragments.len(),
+            inline_event.debris
+        )
+    );
+    assert_eq!(event.peak_stress_pa, inline_event.peak_stress_pa);
+    assert_eq!(event.crack_area_m2, inline_event.crack_area_m2);
+    assert!(world.body(tile).is_none(), "the broken tile is replaced");
+    let fragments: Vector3<f64> = event
+        .fragments
+        .iter()
+        .map(|&f| Vector3::from(world.motion(f).unwrap().momentum_n_s))
+        .sum();
+    let after = Vector3::from(event.momentum_after_n_s);
+    let debris = Vector3::from(event.debris_momentum_n_s);
+    assert!(
+        (fragments + debris - after).norm() < 1e-5 * after.norm(),
+        "{fragments} + {debris} vs {after}"
     );
 }
 

@@ -16,7 +16,7 @@ use super::watch::{BodyWatch, WatchWriter};
 use crate::config::{HapticSpec, ScalingFactors};
 use crate::device::{Device, HandTrajectory, Safety, SafetySettings};
 use crate::session::RecorderHandle;
-use crate::world::{BodyId, Extraction, FractureKind, SubWorld, World};
+use crate::world::{BodyId, Extraction, FractureKind, FractureWorker, SubWorld, World};
 use crossbeam_queue::ArrayQueue;
 use nalgebra::Vector3;
 use serde::Serialize;
@@ -362,6 +362,18 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
     }
     if let Some(ratio) = options.sync_ratio.filter(|r| !(1..=1000).contains(r)) {
         return Err(ServerError::SyncRatio(ratio));
+    }
+    let mut world = world;
+    if !options.lockstep {
+        // A fracture check lasts several global steps: in real time it
+        // runs beside them (world/deferred.rs) so that syncs stay on time.
+        let spawn_error = |e: std::io::Error| ServerError::Spawn("deferred fracture", e);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("tessera-fracture-deferred-{i}"))
+            .num_threads(threads.current_num_threads())
+            .build()
+            .map_err(|e| spawn_error(std::io::Error::other(e)))?;
+        world.defer_fractures(FractureWorker::spawn(pool).map_err(spawn_error)?);
     }
     let tick_s = 1.0 / HAPTIC_RATE_HZ;
     let proxy = world

@@ -32,8 +32,14 @@ pub(super) struct Simulation {
     adoption: Adoption,
     /// The sync tick of each of the world's events, in order: the session
     /// time of an event (the world's own clock falls behind it after late
-    /// syncs).
+    /// syncs). In real time an event's check runs beside later steps
+    /// (world/deferred.rs): its tick is the sync at which its fragments
+    /// came, when the haptic thread gets them.
     pub event_ticks: Vec<u64>,
+    /// The strike tick of each recent world step (the sync's tick when no
+    /// sub-world strike was reported), oldest first: a deferred event
+    /// answers the strike of its check's step.
+    strike_ticks: std::collections::VecDeque<(u64, u64)>,
     /// Wall time of the global steps.
     pub counters: Counters,
     /// ∫ kinetic energy dt of every dynamic body but the proxy (J·s).
@@ -46,6 +52,10 @@ pub(super) struct Simulation {
     /// A study's watched bodies.
     pub watch: Option<WatchWriter>,
 }
+
+/// World steps whose strike tick is kept: 10 s at the default sync ratio,
+/// far longer than a deferred check takes.
+const STRIKE_TICKS_KEPT: usize = 1000;
 
 /// How long the simulation thread spins for the next sync in lockstep.
 const LOCKSTEP_SPIN: Duration = Duration::from_micros(500);
@@ -73,6 +83,7 @@ impl Simulation {
                 Adoption::Finished
             },
             event_ticks: Vec::new(),
+            strike_ticks: std::collections::VecDeque::with_capacity(STRIKE_TICKS_KEPT),
             counters: Counters::default(),
             kinetic_energy_integral_j_s: 0.0,
             recorder: None,
@@ -114,6 +125,14 @@ impl Simulation {
             sub_world_members: &self.members,
         };
         self.world.step(&inputs, &self.threads, &mut self.counters);
+        let strike_tick = up
+            .tick
+            .saturating_sub(u64::from(up.report.first_strike_steps_before.unwrap_or(0)));
+        if self.strike_ticks.len() == STRIKE_TICKS_KEPT {
+            self.strike_ticks.pop_front();
+        }
+        self.strike_ticks
+            .push_back((self.world.steps(), strike_tick));
         let new_events = &self.world.events()[events_before..];
         self.event_ticks
             .extend(std::iter::repeat_n(up.tick, new_events.len()));
@@ -140,9 +159,17 @@ impl Simulation {
         }
         down.fractures = new_events.len() as u32;
         down.tick = up.tick;
-        down.impact_tick = up
-            .tick
-            .saturating_sub(u64::from(up.report.first_strike_steps_before.unwrap_or(0)));
+        down.impact_tick = new_events
+            .iter()
+            .filter_map(|e| {
+                self.strike_ticks
+                    .iter()
+                    .rev()
+                    .find(|(step, _)| *step == e.step)
+                    .map(|&(_, tick)| tick)
+            })
+            .min()
+            .unwrap_or(strike_tick);
         self.world.extract_sub_world(
             &self.extraction,
             &up.report.edges,

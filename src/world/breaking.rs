@@ -2,12 +2,13 @@
 //! replaced by their fragments in the same step (Glondu 2012 §3.3, §4.2).
 
 use super::contacts::{BodyContact, Kinematics};
+use super::deferred::DeferredCheck;
 use super::shapes::{contact_radius_m, fragment_shape, Surface};
 use super::speculative;
 use super::units::{glam, vector};
 use super::{BodyId, Breakable, Counters, EventTimes, StepInputs, World, WorldBody};
 use crate::fracture::{
-    ContactEnd, ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, Pattern,
+    BasisJob, ContactEnd, ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, Pattern,
     StaticLoad,
 };
 use nalgebra::Vector3;
@@ -108,26 +109,30 @@ pub struct ImpactCheck {
 }
 
 /// One body's fracture check, planned from the step's contacts.
-struct CheckPlan {
-    id: BodyId,
+pub(super) struct CheckPlan {
+    pub(super) id: BodyId,
     kind: FractureKind,
     /// The body's contacts: a range of the step's sorted contacts.
     contacts: std::ops::Range<usize>,
     /// The contacts the check uses (impacts, or all held loads) and the
     /// sum of their normal impulses (N·s).
     used_contacts: usize,
-    used_impulse_n_s: f64,
+    pub(super) used_impulse_n_s: f64,
     points: Vec<ContactPoint>,
     loads: Vec<StaticLoad>,
     held_force_n: f64,
 }
 
 /// What a check found, computed in parallel with the others.
-struct CheckResult {
+pub(super) struct CheckResult {
     outcome: ImpactOutcome,
     /// The body's fragments after a check that cracked it, meshed in the
     /// parallel phase with the check; empty otherwise.
-    pieces: Vec<Fragment>,
+    pub(super) pieces: Vec<Fragment>,
+    /// The own-basis analysis of each piece, prepared beside the step
+    /// (deferred checks: `deferred.rs`); empty when the world prepares
+    /// them as it inserts the pieces.
+    pub(super) basis_jobs: Vec<Option<BasisJob>>,
     engine: crate::fracture::Counters,
     check_s: f64,
 }
@@ -164,13 +169,23 @@ impl World {
         let mut planned: Vec<(CheckPlan, Breakable)> = Vec::new();
         let mut start = 0;
         for group in contacts.chunk_by(|a, b| a.body == b.body) {
-            if let Some(plan) = self.plan_check(group, start) {
-                let taken = self.bodies[plan.id.0 as usize]
-                    .as_mut()
-                    .and_then(|b| b.breakable.take());
-                planned.extend(taken.map(|body| (plan, body)));
-            }
+            let offset = start;
             start += group.len();
+            let Some(plan) = self.plan_check(group, offset) else {
+                continue;
+            };
+            if self.is_checking(plan.id) {
+                // Its deferred check is out (deferred.rs).
+                if plan.kind == FractureKind::Impact {
+                    let check = self.deferred_check(plan, &contacts);
+                    self.wait_for_check(check);
+                }
+                continue;
+            }
+            let taken = self.bodies[plan.id.0 as usize]
+                .as_mut()
+                .and_then(|b| b.breakable.take());
+            planned.extend(taken.map(|body| (plan, body)));
         }
         let settings = self.fracture_settings;
         if planned.is_empty() {
@@ -178,33 +193,15 @@ impl World {
             self.contacts = contacts;
             return 0;
         }
+        if self.defers_fractures() {
+            self.defer_checks(planned, &contacts);
+            self.contacts = contacts;
+            return 0;
+        }
         let results: Vec<CheckResult> = threads.install(|| {
             planned
                 .par_iter_mut()
-                .map(|(plan, breakable)| {
-                    let start = Instant::now();
-                    let mut engine = crate::fracture::Counters::default();
-                    let body = &mut breakable.body;
-                    let outcome = match plan.kind {
-                        FractureKind::Impact => {
-                            body.impact(&plan.points, &settings, threads, &mut engine)
-                        }
-                        FractureKind::Static => {
-                            body.static_load(&plan.loads, &settings, threads, &mut engine)
-                        }
-                    };
-                    let pieces = if outcome.cracks.is_empty() {
-                        Vec::new()
-                    } else {
-                        body.fragments(threads)
-                    };
-                    CheckResult {
-                        outcome,
-                        pieces,
-                        engine,
-                        check_s: start.elapsed().as_secs_f64(),
-                    }
-                })
+                .map(|(plan, breakable)| run_check(plan, &mut breakable.body, &settings, threads))
                 .collect()
         });
         let mut cracked = 0;
@@ -252,12 +249,116 @@ impl World {
                     peak_stress_pa: result.outcome.peak_stress_pa,
                 });
             }
-            if let Some(times) = self.finish_check(&contacts[range], plan, result) {
+            let before = self.before[plan.id.0 as usize];
+            let when = (self.time_s, self.steps);
+            if let Some(times) = self.finish_check(&contacts[range], before, when, plan, result) {
                 counters.events.push(times);
                 cracked += 1;
             }
         }
         self.contacts = contacts;
+        cracked
+    }
+
+    /// Hands the planned checks to the deferred worker (`deferred.rs`),
+    /// each body's fracture body put back and a copy sent.
+    fn defer_checks(&mut self, planned: Vec<(CheckPlan, Breakable)>, contacts: &[BodyContact]) {
+        let mut checks = Vec::with_capacity(planned.len());
+        for (plan, breakable) in planned {
+            if let Some(world_body) = self.bodies[plan.id.0 as usize].as_mut() {
+                world_body.breakable = Some(breakable);
+            }
+            checks.push(self.deferred_check(plan, contacts));
+        }
+        self.submit_deferred(checks);
+    }
+
+    /// The deferred form of `plan`, planned at this step from the step's
+    /// `contacts`: with its own contacts and a copy of the body's
+    /// fracture body (which must be in the world).
+    fn deferred_check(&self, mut plan: CheckPlan, contacts: &[BodyContact]) -> DeferredCheck {
+        let id = plan.id;
+        let body = self
+            .body(id)
+            .and_then(|b| b.breakable.as_ref())
+            .expect("a planned body is breakable")
+            .body
+            .clone();
+        let own = contacts[plan.contacts.clone()].to_vec();
+        plan.contacts = 0..own.len();
+        DeferredCheck {
+            plan,
+            body,
+            contacts: own,
+            before: self.before[id.0 as usize],
+            time_s: self.time_s,
+            step: self.steps,
+            result: None,
+        }
+    }
+
+    /// Finishes the deferred checks that have come back, after the step's
+    /// own checks are planned:
+    /// each body takes its checked fracture body, and a body that cracked
+    /// records its event and is replaced by its fragments, at its pose and
+    /// with its velocity now. The solver's contact impulses of the check's
+    /// step stood (`apply_contact_impulses` is inline only). A body gone
+    /// meanwhile drops its check. Returns how many bodies cracked.
+    pub(super) fn finish_deferred_checks(&mut self, counters: &mut Counters) -> usize {
+        let mut cracked = 0;
+        for check in self.take_finished_deferred() {
+            let DeferredCheck {
+                plan,
+                body,
+                contacts,
+                before,
+                time_s,
+                step,
+                result,
+            } = check;
+            let (Some(result), Some(breakable)) = (
+                result,
+                self.bodies
+                    .get_mut(plan.id.0 as usize)
+                    .and_then(Option::as_mut)
+                    .and_then(|b| b.breakable.as_mut()),
+            ) else {
+                continue;
+            };
+            breakable.body = body;
+            if plan.kind == FractureKind::Static {
+                breakable.last_static_check_s = time_s;
+                breakable.last_static_force_n = plan.held_force_n;
+            }
+            counters.engine.add(&result.engine);
+            if plan.kind == FractureKind::Impact {
+                self.impacts.push(ImpactCheck {
+                    body: plan.id,
+                    approach_speed_m_s: plan
+                        .points
+                        .iter()
+                        .map(|p| p.relative_speed_m_s)
+                        .fold(0.0, f64::max),
+                    contact: result.outcome.contact,
+                    exchanged_impulse_n_s: plan.used_impulse_n_s,
+                    peak_stress_pa: result.outcome.peak_stress_pa,
+                });
+            }
+            let id = plan.id;
+            if let Some(times) = self.finish_check(&contacts, before, (time_s, step), plan, result)
+            {
+                counters.events.push(times);
+                cracked += 1;
+            }
+            // An impact that came while the check was out goes out now,
+            // with the body as the check left it, unless it split.
+            if let Some(mut waiting) = self.take_waiting_check(id) {
+                if let Some(breakable) = self.body(id).and_then(|b| b.breakable.as_ref()) {
+                    waiting.body = breakable.body.clone();
+                    self.submit_deferred(vec![waiting]);
+                }
+            }
+        }
         cracked
     }
 
@@ -473,6 +574,8 @@ impl World {
     fn finish_check(
         &mut self,
         contacts: &[BodyContact],
+        before: Kinematics,
+        (time_s, step): (f64, u64),
         check: CheckPlan,
         result: CheckResult,
     ) -> Option<EventTimes> {
@@ -505,13 +608,12 @@ impl World {
             .iter()
             .map(|c| c.normal * c.impulse_n_s)
             .sum::<Vector3<f64>>();
-        let before = self.before[id.0 as usize];
         let body = self.body(id).expect("checked above");
         let parent_mass_kg = body.mass_kg.unwrap_or(0.0);
         let linvel = Kinematics::of(&self.physics.bodies[body.handle], &self.units).linvel_m_s;
         let mut event = FractureEvent {
-            time_s: self.time_s,
-            step: self.steps,
+            time_s,
+            step,
             body: id,
             name: body.name.clone(),
             kind,
@@ -536,7 +638,7 @@ impl World {
             fragments_momentum_n_s: [0.0; 3],
             pattern: None,
         };
-        let pieces = result.pieces;
+        let (pieces, basis_jobs) = (result.pieces, result.basis_jobs);
         if pieces.len() > 1 {
             if self.record_patterns {
                 event.pattern = self
@@ -545,7 +647,7 @@ impl World {
                     .and_then(|b| b.body.pattern(&pieces));
             }
             let t = Instant::now();
-            self.replace_by_fragments(id, &pieces, &mut event);
+            self.replace_by_fragments(id, &pieces, basis_jobs, &mut event);
             times.insertion_s = t.elapsed().as_secs_f64();
         }
         tracing::info!(
@@ -586,7 +688,16 @@ impl World {
     /// the parent's rigid motion at its own centre of mass (so the pieces'
     /// momentum is the parent's). Pieces below `debris_volume_m3`, and
     /// pieces whose surface has no volume for a hull, are removed as debris.
-    fn replace_by_fragments(&mut self, id: BodyId, pieces: &[Fragment], event: &mut FractureEvent) {
+    ///
+    /// `basis_jobs`, if not empty, holds each piece's own-basis analysis
+    /// (prepared with the check); otherwise they are prepared here.
+    fn replace_by_fragments(
+        &mut self,
+        id: BodyId,
+        pieces: &[Fragment],
+        mut basis_jobs: Vec<Option<BasisJob>>,
+        event: &mut FractureEvent,
+    ) {
         let parent = self.bodies[id.0 as usize].take().expect("the body exists");
         let rb = &self.physics.bodies[parent.handle];
         let pose_sim = *rb.position();
@@ -603,7 +714,7 @@ impl World {
         }
         let mut momentum = Vector3::zeros();
         let mut debris_momentum = Vector3::zeros();
-        for piece in pieces {
+        for (i, piece) in pieces.iter().enumerate() {
             let velocity = linvel + angvel.cross(&(pose * piece.centroid_m - com));
             let shape = (piece.volume_m3 >= self.settings.debris_volume_m3)
                 .then(|| fragment_shape(piece, &self.units))
@@ -638,6 +749,7 @@ impl World {
                     body: breakable.body.fragment_body(piece),
                     last_static_check_s: self.time_s,
                     last_static_force_n: 0.0,
+                    checking: false,
                 });
             momentum += velocity * piece.mass_kg;
             event.fragments_mass_kg += piece.mass_kg;
@@ -659,11 +771,46 @@ impl World {
                 parent: Some(id),
             });
             if self.body(child).is_some_and(|b| b.breakable.is_some()) {
-                self.queue_own_basis(&breakable.body, piece, child);
+                let job = if basis_jobs.is_empty() {
+                    self.own_basis_job(&breakable.body, piece)
+                } else {
+                    basis_jobs[i].take()
+                };
+                if let Some(job) = job {
+                    self.queue_own_basis(&breakable.body, job, child);
+                }
             }
             event.fragments.push(child);
         }
         event.fragments_momentum_n_s = momentum.into();
         event.debris_momentum_n_s = debris_momentum.into();
+    }
+}
+
+/// Runs one planned check on `body`: the impact or the held loads, then
+/// the fragment meshes if it cracked.
+pub(super) fn run_check(
+    plan: &CheckPlan,
+    body: &mut crate::fracture::BreakableBody,
+    settings: &crate::fracture::FractureSettings,
+    threads: &rayon::ThreadPool,
+) -> CheckResult {
+    let start = Instant::now();
+    let mut engine = crate::fracture::Counters::default();
+    let outcome = match plan.kind {
+        FractureKind::Impact => body.impact(&plan.points, settings, threads, &mut engine),
+        FractureKind::Static => body.static_load(&plan.loads, settings, threads, &mut engine),
+    };
+    let pieces = if outcome.cracks.is_empty() {
+        Vec::new()
+    } else {
+        body.fragments(threads)
+    };
+    CheckResult {
+        outcome,
+        pieces,
+        basis_jobs: Vec::new(),
+        engine,
+        check_s: start.elapsed().as_secs_f64(),
     }
 }

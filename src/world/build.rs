@@ -426,6 +426,7 @@ impl World {
                                     body,
                                     last_static_check_s: f64::NEG_INFINITY,
                                     last_static_force_n: 0.0,
+                                    checking: false,
                                 }),
                             )
                         }

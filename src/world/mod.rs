@@ -12,6 +12,7 @@
 mod breaking;
 mod build;
 mod contacts;
+mod deferred;
 mod drop;
 mod extract;
 mod frames;
@@ -24,6 +25,7 @@ mod units;
 pub use breaking::{FractureEvent, FractureKind, ImpactCheck};
 pub use build::{AnalysisProgress, SceneAssets, WorldError};
 pub use contacts::BodyContact;
+pub use deferred::FractureWorker;
 pub use drop::{drop_run, place_above, DropRun, FrameOutput};
 pub use extract::Extraction;
 pub use frames::write_obj_frame;
@@ -102,6 +104,8 @@ pub struct Breakable {
     last_static_check_s: f64,
     /// Total held force at the last quasi-static check (N).
     last_static_force_n: f64,
+    /// Whether a deferred check of the body is out (`deferred.rs`).
+    checking: bool,
 }
 
 /// Mass, momentum and kinetic energy of a body (Glondu eq. 4.3), SI.
@@ -191,6 +195,8 @@ pub struct World {
     split_loads: Vec<(BodyId, crate::fracture::ImpactStress)>,
     /// Fragments' own modal analyses, if enabled.
     own_bases: Option<own_basis::OwnBases>,
+    /// The worker of deferred fracture checks, if the world has one.
+    deferred: Option<deferred::Deferred>,
     /// Whether a split's event carries its fracture pattern.
     record_patterns: bool,
 }
@@ -229,6 +235,7 @@ impl World {
             impacts: Vec::new(),
             split_loads: Vec::new(),
             own_bases: None,
+            deferred: None,
             record_patterns: false,
         }
     }
@@ -372,6 +379,10 @@ impl World {
     /// the fracture engine, then broken bodies replaced by their fragments.
     /// The fracture checks run in parallel on `threads`; wall times go to
     /// `counters`. Returns how many bodies cracked.
+    ///
+    /// A world that defers its checks ([`Self::defer_fractures`]) hands
+    /// this step's to its worker, then finishes those that have come back;
+    /// their bodies crack at the end of a later step.
     pub fn step(
         &mut self,
         inputs: &StepInputs,
@@ -384,7 +395,8 @@ impl World {
         let physics_s = start.elapsed().as_secs_f64();
         self.time_s += self.settings.time_step_s;
         self.steps += 1;
-        let cracked = self.fracture_step(inputs, threads, counters);
+        let mut cracked = self.fracture_step(inputs, threads, counters);
+        cracked += self.finish_deferred_checks(counters);
         let step_s = start.elapsed().as_secs_f64();
         counters.steps += 1;
         counters.physics_s += physics_s;

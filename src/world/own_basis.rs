@@ -24,6 +24,9 @@ pub(super) struct OwnBases {
     min_tets: usize,
     /// Queued and not yet adopted, in submission order.
     pending: Vec<Pending>,
+    /// Finished analyses of fragments whose deferred fracture check was
+    /// out when they came: adopted once it is back.
+    held: Vec<BasisResult>,
     adopted: u64,
 }
 
@@ -54,6 +57,7 @@ impl World {
             worker,
             min_tets,
             pending: Vec::new(),
+            held: Vec::new(),
             adopted: 0,
         });
     }
@@ -75,18 +79,21 @@ impl World {
         let Some(own) = self.own_bases.as_mut() else {
             return 0;
         };
-        let results: Vec<BasisResult> = match adoption {
+        let mut results: Vec<BasisResult> = std::mem::take(&mut own.held);
+        // Analyses still to come from the worker.
+        let waiting = own.pending.len().saturating_sub(results.len());
+        results.extend(match adoption {
             Adoption::Finished => own.worker.finished(),
             Adoption::AllQueued => {
-                let mut results = Vec::with_capacity(own.pending.len());
-                while results.len() < own.pending.len() {
+                let mut results = Vec::with_capacity(waiting);
+                while results.len() < waiting {
                     match own.worker.next() {
                         Some(result) => results.push(result),
                         // The worker's thread ended: nothing more comes.
                         None => break,
                     }
                 }
-                if results.len() < own.pending.len() {
+                if results.len() < waiting {
                     tracing::warn!(
                         "the modal analysis thread ended; fragments keep their parent's basis"
                     );
@@ -94,22 +101,28 @@ impl World {
                 }
                 results
             }
-        };
+        });
         let mut swapped = 0;
         for result in results {
             let key = BodyId(result.key as u32);
             let Some(at) = own.pending.iter().position(|p| p.body == key) else {
                 continue;
             };
-            let pending = own.pending.remove(at);
             let Some(breakable) = self
                 .bodies
                 .get_mut(key.0 as usize)
                 .and_then(Option::as_mut)
                 .and_then(|b| b.breakable.as_mut())
             else {
+                own.pending.remove(at);
                 continue;
             };
+            if breakable.checking {
+                // The check's return replaces the fracture body.
+                own.held.push(result);
+                continue;
+            }
+            let pending = own.pending.remove(at);
             let state = breakable.body.state();
             if state.damaged_count() != pending.damaged_tets
                 || state.cut_edge_count() != pending.cut_edges
@@ -141,22 +154,34 @@ impl World {
         swapped
     }
 
-    /// Queues the analysis of fragment `child` (just inserted, for `piece`
-    /// of `parent`) if own bases are enabled and it is large enough.
+    /// The smallest intact part given an own basis, if own bases are
+    /// enabled.
+    pub(super) fn own_basis_min_tets(&self) -> Option<usize> {
+        self.own_bases.as_ref().map(|o| o.min_tets)
+    }
+
+    /// The analysis of `piece` of `parent` if own bases are enabled and it
+    /// is large enough (its key is set as it is queued).
+    pub(super) fn own_basis_job(
+        &self,
+        parent: &crate::fracture::BreakableBody,
+        piece: &crate::fracture::Fragment,
+    ) -> Option<BasisJob> {
+        parent.own_basis_job(piece, 0, self.own_basis_min_tets()?)
+    }
+
+    /// Queues `job`, the analysis of fragment `child` (just inserted, cut
+    /// from `parent`), if own bases are enabled.
     pub(super) fn queue_own_basis(
         &mut self,
         parent: &crate::fracture::BreakableBody,
-        piece: &crate::fracture::Fragment,
+        mut job: BasisJob,
         child: BodyId,
     ) {
         let Some(own) = self.own_bases.as_mut() else {
             return;
         };
-        let Some(job): Option<BasisJob> =
-            parent.own_basis_job(piece, u64::from(child.0), own.min_tets)
-        else {
-            return;
-        };
+        job.key = u64::from(child.0);
         let state = parent.state();
         let pending = Pending {
             body: child,

@@ -1,0 +1,249 @@
+//! Fracture checks run beside the world's steps (real-time sessions).
+//!
+//! An impact check costs tens of milliseconds (the static correction's
+//! solve dominates, docs/fracture.md), several global steps. Run inside
+//! the step, it makes the step that long and the haptic thread's syncs
+//! late. With [`World::defer_fractures`] a step hands its checks to a
+//! [`FractureWorker`] instead and goes on: each struck body moves as an
+//! unbreakable rigid body (the solver's contact impulses stand) until its
+//! check comes back, and the end of the first step after that replaces it
+//! by its fragments at its pose then, with its velocity then
+//! (`replace_by_fragments`). While a body's check is out, the body takes
+//! no other: a held-load check is skipped (held loads are checked again),
+//! and an impact waits, the strongest if several, and goes out with the
+//! body as the check leaves it, unless that check split it.
+//!
+//! The checks compute what they would inline, from the same contacts and
+//! the same fracture state; what differs is when their result enters the
+//! world, which depends on wall time. Lockstep sessions, replays, `run`
+//! and `drop` therefore check inline, where the same inputs give the same
+//! world.
+
+use super::breaking::{run_check, CheckPlan, CheckResult};
+use super::contacts::{BodyContact, Kinematics};
+use super::{BodyId, World};
+use crate::fracture::{BreakableBody, FractureSettings};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// One body's check handed to the worker: its plan and a copy of its
+/// fracture body, and what the world needs to finish it on return.
+pub(super) struct DeferredCheck {
+    pub plan: CheckPlan,
+    pub body: BreakableBody,
+    /// The body's contacts of the check's step (its `plan.contacts` are
+    /// indices into this).
+    pub contacts: Vec<BodyContact>,
+    /// The body's kinematics before the check's step.
+    pub before: Kinematics,
+    /// World time and step of the check.
+    pub time_s: f64,
+    pub step: u64,
+    /// Filled by the worker.
+    pub result: Option<CheckResult>,
+}
+
+/// The checks of one step: run together, in parallel, as inline.
+pub(super) struct DeferredBatch {
+    pub checks: Vec<DeferredCheck>,
+    pub settings: FractureSettings,
+    /// The world's `min_tets` for own bases, if enabled: the worker then
+    /// prepares the pieces' analyses too (cutting a piece's intact mesh
+    /// costs milliseconds).
+    pub own_basis_min_tets: Option<usize>,
+}
+
+/// One background thread running the checks of deferred steps in order,
+/// each step's checks in parallel on its own pool.
+///
+/// Its pool runs at ordinary priority: under `--realtime` the simulation
+/// thread (SCHED_FIFO) takes the CPU from it whenever it has a step to
+/// take. Dropping the worker lets it finish the batch in hand and discards
+/// the ones still queued.
+#[derive(Debug)]
+pub struct FractureWorker {
+    jobs: Option<Sender<DeferredBatch>>,
+    results: Receiver<DeferredBatch>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FractureWorker {
+    /// Starts the thread; each batch's checks run on `threads`.
+    pub fn spawn(threads: rayon::ThreadPool) -> std::io::Result<Self> {
+        let (job_sender, jobs) = channel::<DeferredBatch>();
+        let (result_sender, results) = channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("tessera-fracture-deferred".into())
+            .spawn(move || {
+                for mut batch in jobs {
+                    if stopped.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let (settings, min_tets) = (batch.settings, batch.own_basis_min_tets);
+                    threads.install(|| {
+                        use rayon::prelude::*;
+                        batch.checks.par_iter_mut().for_each(|check| {
+                            let body = &mut check.body;
+                            let mut result = run_check(&check.plan, body, &settings, &threads);
+                            if let Some(min_tets) = min_tets {
+                                result.basis_jobs = result
+                                    .pieces
+                                    .par_iter()
+                                    .map(|piece| body.own_basis_job(piece, 0, min_tets))
+                                    .collect();
+                            }
+                            check.result = Some(result);
+                        });
+                    });
+                    if result_sender.send(batch).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Self {
+            jobs: Some(job_sender),
+            results,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    fn submit(&self, batch: DeferredBatch) -> Result<(), DeferredBatch> {
+        match &self.jobs {
+            Some(jobs) => jobs.send(batch).map_err(|e| e.0),
+            None => Err(batch),
+        }
+    }
+}
+
+impl Drop for FractureWorker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A world's deferred checks: the worker and the bodies it has out.
+pub(super) struct Deferred {
+    worker: FractureWorker,
+    /// Bodies whose check is out, in submission order.
+    out: Vec<BodyId>,
+    /// Impact checks of bodies whose check was out at the impact, at most
+    /// one per body (their `body` is replaced when they go out).
+    waiting: Vec<DeferredCheck>,
+}
+
+impl World {
+    /// From now on, the fracture checks a step calls for run on `worker`
+    /// while the world steps on (module docs); their events and fragments
+    /// enter the world at the first step after they finish.
+    pub fn defer_fractures(&mut self, worker: FractureWorker) {
+        self.deferred = Some(Deferred {
+            worker,
+            out: Vec::new(),
+            waiting: Vec::new(),
+        });
+    }
+
+    /// Bodies whose deferred check has not come back yet.
+    pub fn deferred_checks(&self) -> usize {
+        self.deferred.as_ref().map_or(0, |d| d.out.len())
+    }
+
+    /// Whether this world hands its checks to a worker.
+    pub(super) fn defers_fractures(&self) -> bool {
+        self.deferred.is_some()
+    }
+
+    /// Whether a deferred check of `id` is out.
+    pub(super) fn is_checking(&self, id: BodyId) -> bool {
+        self.body(id)
+            .and_then(|b| b.breakable.as_ref())
+            .is_some_and(|b| b.checking)
+    }
+
+    /// Keeps the impact check `check` of a body whose check is out, in
+    /// place of a weaker one kept before (by the normal impulse of the
+    /// contacts it uses).
+    pub(super) fn wait_for_check(&mut self, check: DeferredCheck) {
+        let Some(deferred) = self.deferred.as_mut() else {
+            return;
+        };
+        let id = check.plan.id;
+        match deferred.waiting.iter_mut().find(|w| w.plan.id == id) {
+            Some(kept) if kept.plan.used_impulse_n_s >= check.plan.used_impulse_n_s => {}
+            Some(kept) => *kept = check,
+            None => deferred.waiting.push(check),
+        }
+    }
+
+    /// The impact check kept for `id` while its check was out, if any.
+    pub(super) fn take_waiting_check(&mut self, id: BodyId) -> Option<DeferredCheck> {
+        let deferred = self.deferred.as_mut()?;
+        let at = deferred.waiting.iter().position(|w| w.plan.id == id)?;
+        Some(deferred.waiting.swap_remove(at))
+    }
+
+    /// Hands a step's planned checks to the worker; each body keeps its
+    /// fracture body (a copy goes out) and is marked as checked meanwhile.
+    /// A check the worker cannot take (its thread ended) is dropped.
+    pub(super) fn submit_deferred(&mut self, checks: Vec<DeferredCheck>) {
+        let ids: Vec<BodyId> = checks.iter().map(|c| c.plan.id).collect();
+        let batch = DeferredBatch {
+            checks,
+            settings: self.fracture_settings,
+            own_basis_min_tets: self.own_basis_min_tets(),
+        };
+        let Some(deferred) = self.deferred.as_mut() else {
+            return;
+        };
+        if deferred.worker.submit(batch).is_err() {
+            tracing::warn!("the fracture thread ended; struck bodies are not checked");
+            return;
+        }
+        deferred.out.extend_from_slice(&ids);
+        for id in ids {
+            if let Some(breakable) = self.breakable_mut(id) {
+                breakable.checking = true;
+            }
+        }
+    }
+
+    /// The deferred checks finished so far, without waiting; their bodies
+    /// are checkable again.
+    pub(super) fn take_finished_deferred(&mut self) -> Vec<DeferredCheck> {
+        let Some(deferred) = self.deferred.as_mut() else {
+            return Vec::new();
+        };
+        let checks: Vec<DeferredCheck> = deferred
+            .worker
+            .results
+            .try_iter()
+            .flat_map(|batch| batch.checks)
+            .collect();
+        deferred
+            .out
+            .retain(|id| !checks.iter().any(|c| c.plan.id == *id));
+        for check in &checks {
+            if let Some(breakable) = self.breakable_mut(check.plan.id) {
+                breakable.checking = false;
+            }
+        }
+        checks
+    }
+
+    fn breakable_mut(&mut self, id: BodyId) -> Option<&mut super::Breakable> {
+        self.bodies
+            .get_mut(id.0 as usize)
+            .and_then(Option::as_mut)
+            .and_then(|b| b.breakable.as_mut())
+    }
+}
