@@ -312,7 +312,8 @@ impl World {
         &self.contacts
     }
 
-    /// The last step's impact checks, with the contact computed for each.
+    /// The last step's impact checks, with the contact computed for each
+    /// (in a world that defers its checks, those finished in the step).
     pub fn last_impacts(&self) -> &[ImpactCheck] {
         &self.impacts
     }
