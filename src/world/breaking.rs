@@ -1,5 +1,6 @@
 //! Contacts on breakable bodies to the fracture engine, and broken bodies
-//! replaced by their fragments in the same step (Glondu 2012 §3.3, §4.2).
+//! replaced by their fragments in the same step (Glondu 2012 §3.3, §4.2),
+//! or at a later one when the checks are deferred (`deferred.rs`).
 
 use super::contacts::{BodyContact, Kinematics};
 use super::deferred::DeferredCheck;
@@ -298,15 +299,16 @@ impl World {
     }
 
     /// Finishes the deferred checks that have come back, after the step's
-    /// own checks are planned:
-    /// each body takes its checked fracture body, and a body that cracked
-    /// records its event and is replaced by its fragments, at its pose and
-    /// with its velocity now. The solver's contact impulses of the check's
-    /// step stood (`apply_contact_impulses` is inline only). A body gone
-    /// meanwhile drops its check. Returns how many bodies cracked.
+    /// own checks are planned: each body takes its checked fracture body,
+    /// and a body that cracked records its event and is replaced by its
+    /// fragments, at its pose and with its velocity now. The solver's
+    /// contact impulses of the check's step stood (`apply_contact_impulses`
+    /// is inline only). A body gone meanwhile drops its check and the
+    /// impact waiting for it. Returns how many bodies cracked.
     pub(super) fn finish_deferred_checks(&mut self, counters: &mut Counters) -> usize {
         let mut cracked = 0;
         for check in self.take_finished_deferred() {
+            let waiting = self.take_waiting_check(check.plan.id);
             let DeferredCheck {
                 plan,
                 body,
@@ -352,7 +354,7 @@ impl World {
             }
             // An impact that came while the check was out goes out now,
             // with the body as the check left it, unless it split.
-            if let Some(mut waiting) = self.take_waiting_check(id) {
+            if let Some(mut waiting) = waiting {
                 if let Some(breakable) = self.body(id).and_then(|b| b.breakable.as_ref()) {
                     waiting.body = breakable.body.clone();
                     self.submit_deferred(vec![waiting]);

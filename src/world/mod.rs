@@ -1,6 +1,7 @@
 //! The global world: rigid bodies on rapier3d, breakable bodies among them,
 //! contact impulses handed to the fracture engine, broken bodies replaced by
-//! their fragments in the same step (Glondu 2012 §4.1–4.2).
+//! their fragments in the same step (Glondu 2012 §4.1–4.2), or in real-time
+//! sessions at a later one (`deferred.rs`).
 //!
 //! This is the only module that speaks rapier; `units.rs` converts between
 //! its glam f32 simulation units and the crate's nalgebra SI values.
