@@ -15,9 +15,9 @@
 //!
 //! The checks compute what they would inline, from the same contacts and
 //! the same fracture state; what differs is when their result enters the
-//! world, which depends on wall time. Lockstep sessions, replays, `run`
-//! and `drop` therefore check inline, where the same inputs give the same
-//! world.
+//! world, which depends on wall time. Lockstep sessions and replays,
+//! `run` and `drop` therefore check inline, where the same inputs give the
+//! same world.
 
 use super::breaking::{run_check, CheckPlan, CheckResult};
 use super::contacts::{BodyContact, Kinematics};
