@@ -548,6 +548,72 @@ fn a_deferred_check_breaks_the_tile_as_inline_while_the_world_steps_on() {
     );
 }
 
+/// An impact on a body whose deferred check is out waits for that check
+/// and then goes out with the body it left: the ball strikes the resting
+/// tile, and again at the next step, and both impact checks come back, one
+/// after the other.
+#[test]
+fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
+    let (scene, assets) = load("tile-on-supports");
+    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    world.defer_fractures(FractureWorker::spawn(pool).unwrap());
+    let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
+    let step = |world: &mut World| {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        world
+            .last_impacts()
+            .iter()
+            .filter(|i| i.body == tile)
+            .count()
+    };
+    // The tile settles on its supports (its held-load checks come back).
+    place_above(&mut world, ball, tile, 1.0);
+    for _ in 0..50 {
+        step(&mut world);
+    }
+    while world.deferred_checks() > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        step(&mut world);
+    }
+    // A strike at 3 m/s (a 0.46 m drop, which does not break the tile).
+    let strike = |world: &mut World| {
+        place_above(world, ball, tile, 0.001);
+        let pose = world.pose(ball).unwrap();
+        let down = Vector3::new(0.0, 0.0, -3.0);
+        world.set_state(ball, &pose, &down, &Vector3::zeros());
+    };
+    strike(&mut world);
+    assert_eq!(step(&mut world), 0);
+    assert_eq!(
+        world.deferred_checks(),
+        1,
+        "the first strike's check is out"
+    );
+    // The check costs milliseconds: at the next step it is still out.
+    strike(&mut world);
+    let mut checked = step(&mut world);
+    assert_eq!(
+        world.deferred_checks(),
+        1,
+        "the second strike's check waits"
+    );
+    for _ in 0..10_000 {
+        if checked == 2 && world.deferred_checks() == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        checked += step(&mut world);
+        assert!(world.deferred_checks() <= 1);
+    }
+    assert_eq!(checked, 2, "both strikes were checked");
+    assert!(world.events().iter().all(|e| e.fragments.is_empty()));
+    assert!(world.body(tile).is_some());
+}
+
 /// The tile of `tile-on-supports` struck by its ball from 2 m, stepped
 /// until it splits; the world with own bases for fragments of at least
 /// `min_tets` intact tets if given. The split's fragments.
