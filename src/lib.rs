@@ -131,4 +131,5 @@ pub mod modal;
 pub mod session;
 pub mod study;
 pub mod ui;
+mod worker;
 pub mod world;

@@ -4,10 +4,7 @@
 use crate::config::Material;
 use crate::mesh::TetMesh;
 use crate::modal::{analyse, EigenSettings, ModalBasis, ModalCache, ModalError};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
-use std::thread::JoinHandle;
+use crate::worker::Worker;
 use std::time::{Duration, Instant};
 
 /// A modal analysis to run: usually of a fragment's intact part
@@ -51,89 +48,54 @@ pub struct BasisResult {
 /// ones still queued.
 #[derive(Debug)]
 pub struct BasisWorker {
-    jobs: Option<Sender<BasisJob>>,
-    results: Receiver<BasisResult>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    worker: Worker<BasisJob, BasisResult>,
 }
 
 impl BasisWorker {
     /// Starts the thread; `cache` is used for every job if given, and each
     /// analysis runs on `threads`.
     pub fn spawn(cache: Option<ModalCache>, threads: rayon::ThreadPool) -> std::io::Result<Self> {
-        let (job_sender, jobs) = channel::<BasisJob>();
-        let (result_sender, results) = channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name("tessera-modal".into())
-            .spawn(move || {
-                for job in jobs {
-                    if stopped.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let start = Instant::now();
-                    let basis = analyse(
-                        &job.mesh,
-                        &job.material,
-                        &job.settings,
-                        cache.as_ref(),
-                        &threads,
-                        &|_| {},
-                    )
-                    .map(|(basis, _)| basis);
-                    let result = BasisResult {
-                        key: job.key,
-                        mesh: job.mesh,
-                        material: job.material,
-                        parent_tets: job.parent_tets,
-                        basis,
-                        seconds: start.elapsed().as_secs_f64(),
-                    };
-                    if result_sender.send(result).is_err() {
-                        break;
-                    }
-                }
-            })?;
-        Ok(Self {
-            jobs: Some(job_sender),
-            results,
-            stop,
-            thread: Some(thread),
-        })
+        let worker = Worker::spawn("tessera-modal", move |job: BasisJob| {
+            let start = Instant::now();
+            let basis = analyse(
+                &job.mesh,
+                &job.material,
+                &job.settings,
+                cache.as_ref(),
+                &threads,
+                &|_| {},
+            )
+            .map(|(basis, _)| basis);
+            BasisResult {
+                key: job.key,
+                mesh: job.mesh,
+                material: job.material,
+                parent_tets: job.parent_tets,
+                basis,
+                seconds: start.elapsed().as_secs_f64(),
+            }
+        })?;
+        Ok(Self { worker })
     }
 
     /// Queues `job`; returns it back if the thread has stopped.
     pub fn submit(&self, job: BasisJob) -> Result<(), Box<BasisJob>> {
-        match &self.jobs {
-            Some(jobs) => jobs.send(job).map_err(|e| Box::new(e.0)),
-            None => Err(Box::new(job)),
-        }
+        self.worker.submit(job).map_err(Box::new)
     }
 
     /// The analyses finished so far, without waiting.
     pub fn finished(&self) -> Vec<BasisResult> {
-        self.results.try_iter().collect()
+        self.worker.finished().collect()
     }
 
     /// The next finished analysis, waiting at most `timeout`.
     pub fn wait(&self, timeout: Duration) -> Option<BasisResult> {
-        self.results.recv_timeout(timeout).ok()
+        self.worker.wait(timeout)
     }
 
     /// The next finished analysis, waiting for it however long it takes;
     /// `None` once the thread has ended and every result was taken.
     pub fn next(&self) -> Option<BasisResult> {
-        self.results.recv().ok()
-    }
-}
-
-impl Drop for BasisWorker {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.jobs.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.worker.next()
     }
 }

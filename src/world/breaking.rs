@@ -124,6 +124,23 @@ pub(super) struct CheckPlan {
     held_force_n: f64,
 }
 
+impl CheckPlan {
+    /// What [`World::last_impacts`] lists for this impact check.
+    fn impact_check(&self, outcome: &ImpactOutcome) -> ImpactCheck {
+        ImpactCheck {
+            body: self.id,
+            approach_speed_m_s: self
+                .points
+                .iter()
+                .map(|p| p.relative_speed_m_s)
+                .fold(0.0, f64::max),
+            contact: outcome.contact,
+            exchanged_impulse_n_s: self.used_impulse_n_s,
+            peak_stress_pa: outcome.peak_stress_pa,
+        }
+    }
+}
+
 /// What a check found, computed in parallel with the others.
 pub(super) struct CheckResult {
     outcome: ImpactOutcome,
@@ -168,6 +185,8 @@ impl World {
         // its own fracture state, taken out of the world meanwhile), then
         // replace broken bodies in id order.
         let mut planned: Vec<(CheckPlan, Breakable)> = Vec::new();
+        let mut deferred: Vec<DeferredCheck> = Vec::new();
+        let defers = self.defers_fractures();
         let mut start = 0;
         for group in contacts.chunk_by(|a, b| a.body == b.body) {
             let offset = start;
@@ -183,22 +202,24 @@ impl World {
                 }
                 continue;
             }
+            if defers {
+                deferred.push(self.deferred_check(plan, &contacts));
+                continue;
+            }
             let taken = self.bodies[plan.id.0 as usize]
                 .as_mut()
                 .and_then(|b| b.breakable.take());
             planned.extend(taken.map(|body| (plan, body)));
         }
-        let settings = self.fracture_settings;
+        if !deferred.is_empty() {
+            self.submit_deferred(deferred);
+        }
         if planned.is_empty() {
             // Most steps: no hand-off to the workers.
             self.contacts = contacts;
             return 0;
         }
-        if self.defers_fractures() {
-            self.defer_checks(planned, &contacts);
-            self.contacts = contacts;
-            return 0;
-        }
+        let settings = self.fracture_settings;
         let results: Vec<CheckResult> = threads.install(|| {
             planned
                 .par_iter_mut()
@@ -238,17 +259,7 @@ impl World {
                     inputs.sub_world_members,
                     &struck,
                 );
-                self.impacts.push(ImpactCheck {
-                    body: plan.id,
-                    approach_speed_m_s: plan
-                        .points
-                        .iter()
-                        .map(|p| p.relative_speed_m_s)
-                        .fold(0.0, f64::max),
-                    contact: result.outcome.contact,
-                    exchanged_impulse_n_s: plan.used_impulse_n_s,
-                    peak_stress_pa: result.outcome.peak_stress_pa,
-                });
+                self.impacts.push(plan.impact_check(&result.outcome));
             }
             let before = self.before[plan.id.0 as usize];
             let when = (self.time_s, self.steps);
@@ -261,35 +272,16 @@ impl World {
         cracked
     }
 
-    /// Hands the planned checks to the deferred worker (`deferred.rs`),
-    /// each body's fracture body put back and a copy sent.
-    fn defer_checks(&mut self, planned: Vec<(CheckPlan, Breakable)>, contacts: &[BodyContact]) {
-        let mut checks = Vec::with_capacity(planned.len());
-        for (plan, breakable) in planned {
-            if let Some(world_body) = self.bodies[plan.id.0 as usize].as_mut() {
-                world_body.breakable = Some(breakable);
-            }
-            checks.push(self.deferred_check(plan, contacts));
-        }
-        self.submit_deferred(checks);
-    }
-
     /// The deferred form of `plan`, planned at this step from the step's
-    /// `contacts`: with its own contacts and a copy of the body's
-    /// fracture body (which must be in the world).
+    /// `contacts`: with its own contacts; its fracture body is copied as
+    /// it goes out (`submit_deferred`).
     fn deferred_check(&self, mut plan: CheckPlan, contacts: &[BodyContact]) -> DeferredCheck {
         let id = plan.id;
-        let body = self
-            .body(id)
-            .and_then(|b| b.breakable.as_ref())
-            .expect("a planned body is breakable")
-            .body
-            .clone();
         let own = contacts[plan.contacts.clone()].to_vec();
         plan.contacts = 0..own.len();
         DeferredCheck {
             plan,
-            body,
+            body: None,
             contacts: own,
             before: self.before[id.0 as usize],
             time_s: self.time_s,
@@ -327,24 +319,16 @@ impl World {
             ) else {
                 continue;
             };
-            breakable.body = body;
+            if let Some(body) = body {
+                breakable.body = body;
+            }
             if plan.kind == FractureKind::Static {
                 breakable.last_static_check_s = time_s;
                 breakable.last_static_force_n = plan.held_force_n;
             }
             counters.engine.add(&result.engine);
             if plan.kind == FractureKind::Impact {
-                self.impacts.push(ImpactCheck {
-                    body: plan.id,
-                    approach_speed_m_s: plan
-                        .points
-                        .iter()
-                        .map(|p| p.relative_speed_m_s)
-                        .fold(0.0, f64::max),
-                    contact: result.outcome.contact,
-                    exchanged_impulse_n_s: plan.used_impulse_n_s,
-                    peak_stress_pa: result.outcome.peak_stress_pa,
-                });
+                self.impacts.push(plan.impact_check(&result.outcome));
             }
             let id = plan.id;
             if let Some(times) = self.finish_check(&contacts, before, (time_s, step), plan, result)
@@ -354,9 +338,8 @@ impl World {
             }
             // An impact that came while the check was out goes out now,
             // with the body as the check left it, unless it split.
-            if let Some(mut waiting) = waiting {
-                if let Some(breakable) = self.body(id).and_then(|b| b.breakable.as_ref()) {
-                    waiting.body = breakable.body.clone();
+            if let Some(waiting) = waiting {
+                if self.body(id).is_some_and(|b| b.breakable.is_some()) {
                     self.submit_deferred(vec![waiting]);
                 }
             }

@@ -23,16 +23,16 @@ use super::breaking::{run_check, CheckPlan, CheckResult};
 use super::contacts::{BodyContact, Kinematics};
 use super::{BodyId, World};
 use crate::fracture::{BreakableBody, FractureSettings};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
-use std::thread::JoinHandle;
+use crate::worker::Worker;
 
 /// One body's check handed to the worker: its plan and a copy of its
 /// fracture body, and what the world needs to finish it on return.
 pub(super) struct DeferredCheck {
     pub plan: CheckPlan,
-    pub body: BreakableBody,
+    /// The copy of the body's fracture body, taken as the check goes out
+    /// (`submit_deferred`): an impact waiting for a check that is out
+    /// takes the body as that check leaves it.
+    pub body: Option<BreakableBody>,
     /// The body's contacts of the check's step (its `plan.contacts` are
     /// indices into this).
     pub contacts: Vec<BodyContact>,
@@ -64,70 +64,37 @@ pub(super) struct DeferredBatch {
 /// the ones still queued.
 #[derive(Debug)]
 pub struct FractureWorker {
-    jobs: Option<Sender<DeferredBatch>>,
-    results: Receiver<DeferredBatch>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    worker: Worker<DeferredBatch, DeferredBatch>,
 }
 
 impl FractureWorker {
     /// Starts the thread; each batch's checks run on `threads`.
     pub fn spawn(threads: rayon::ThreadPool) -> std::io::Result<Self> {
-        let (job_sender, jobs) = channel::<DeferredBatch>();
-        let (result_sender, results) = channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name("tessera-fracture-deferred".into())
-            .spawn(move || {
-                for mut batch in jobs {
-                    if stopped.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let (settings, min_tets) = (batch.settings, batch.own_basis_min_tets);
-                    threads.install(|| {
-                        use rayon::prelude::*;
-                        batch.checks.par_iter_mut().for_each(|check| {
-                            let body = &mut check.body;
-                            let mut result = run_check(&check.plan, body, &settings, &threads);
-                            if let Some(min_tets) = min_tets {
-                                result.basis_jobs = result
-                                    .pieces
-                                    .par_iter()
-                                    .map(|piece| body.own_basis_job(piece, 0, min_tets))
-                                    .collect();
-                            }
-                            check.result = Some(result);
-                        });
+        let worker = Worker::spawn(
+            "tessera-fracture-deferred",
+            move |mut batch: DeferredBatch| {
+                let (settings, min_tets) = (batch.settings, batch.own_basis_min_tets);
+                threads.install(|| {
+                    use rayon::prelude::*;
+                    batch.checks.par_iter_mut().for_each(|check| {
+                        let Some(body) = check.body.as_mut() else {
+                            return;
+                        };
+                        let mut result = run_check(&check.plan, body, &settings, &threads);
+                        if let Some(min_tets) = min_tets {
+                            result.basis_jobs = result
+                                .pieces
+                                .par_iter()
+                                .map(|piece| body.own_basis_job(piece, 0, min_tets))
+                                .collect();
+                        }
+                        check.result = Some(result);
                     });
-                    if result_sender.send(batch).is_err() {
-                        break;
-                    }
-                }
-            })?;
-        Ok(Self {
-            jobs: Some(job_sender),
-            results,
-            stop,
-            thread: Some(thread),
-        })
-    }
-
-    fn submit(&self, batch: DeferredBatch) -> Result<(), DeferredBatch> {
-        match &self.jobs {
-            Some(jobs) => jobs.send(batch).map_err(|e| e.0),
-            None => Err(batch),
-        }
-    }
-}
-
-impl Drop for FractureWorker {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.jobs.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+                });
+                batch
+            },
+        )?;
+        Ok(Self { worker })
     }
 }
 
@@ -163,8 +130,9 @@ impl World {
         self.deferred.is_some()
     }
 
-    /// Whether a deferred check of `id` is out.
-    pub(super) fn is_checking(&self, id: BodyId) -> bool {
+    /// Whether a deferred check of `id` is out (`id` then moves as an
+    /// unbreakable rigid body).
+    pub fn is_checking(&self, id: BodyId) -> bool {
         self.body(id)
             .and_then(|b| b.breakable.as_ref())
             .is_some_and(|b| b.checking)
@@ -195,7 +163,13 @@ impl World {
     /// Hands a step's planned checks to the worker; each body keeps its
     /// fracture body (a copy goes out) and is marked as checked meanwhile.
     /// A check the worker cannot take (its thread ended) is dropped.
-    pub(super) fn submit_deferred(&mut self, checks: Vec<DeferredCheck>) {
+    pub(super) fn submit_deferred(&mut self, mut checks: Vec<DeferredCheck>) {
+        for check in &mut checks {
+            check.body = self
+                .body(check.plan.id)
+                .and_then(|b| b.breakable.as_ref())
+                .map(|b| b.body.clone());
+        }
         let ids: Vec<BodyId> = checks.iter().map(|c| c.plan.id).collect();
         let batch = DeferredBatch {
             checks,
@@ -205,7 +179,7 @@ impl World {
         let Some(deferred) = self.deferred.as_mut() else {
             return;
         };
-        if deferred.worker.submit(batch).is_err() {
+        if deferred.worker.worker.submit(batch).is_err() {
             tracing::warn!("the fracture thread ended; struck bodies are not checked");
             return;
         }
@@ -225,8 +199,8 @@ impl World {
         };
         let checks: Vec<DeferredCheck> = deferred
             .worker
-            .results
-            .try_iter()
+            .worker
+            .finished()
             .flat_map(|batch| batch.checks)
             .collect();
         deferred
