@@ -441,10 +441,25 @@ pub(super) struct CholeskyFactor {
 }
 
 impl CholeskyFactor {
-    /// Bytes held by the factor: its values and their row indices.
+    /// Bytes held by the factor: its values, its structure and its
+    /// ordering.
     pub(super) fn bytes(&self) -> usize {
+        use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
+        let structure = match self.symbolic.raw() {
+            SymbolicCholeskyRaw::Simplicial(simplicial) => {
+                simplicial.col_ptr().len() + simplicial.row_idx().len()
+            }
+            // A supernode's row pattern is stored once for all its
+            // columns, by column and again by row (faer 0.24's
+            // `SymbolicSupernodalCholesky`), beside four arrays with an
+            // entry per supernode.
+            SymbolicCholeskyRaw::Supernodal(supernodal) => {
+                2 * supernodal.row_idx().len() + 4 * (supernodal.n_supernodes() + 1)
+            }
+        };
+        let ordering = 2 * self.symbolic.nrows();
         self.values.len() * std::mem::size_of::<f64>()
-            + self.symbolic.len_val() * std::mem::size_of::<usize>()
+            + (structure + ordering) * std::mem::size_of::<usize>()
     }
 
     /// The factor of `matrix` (`K − σM` for the shift σ = `shift`, which
