@@ -530,6 +530,76 @@ impl CholeskyFactor {
             stack,
         );
     }
+
+    /// [`Self::solve_in_place`] for a right-hand side that is zero on most
+    /// DOFs (loads at a contact). The forward solve `L y = P b` visits
+    /// only the supernodes where `y` is not zero: those holding a loaded
+    /// DOF and their ancestors in the elimination tree, one separator per
+    /// level of the nested dissection above the load. The backward solve
+    /// visits every supernode (the response is everywhere). Each visited
+    /// supernode does what faer's solve does, with the same kernels.
+    pub(super) fn solve_sparse_in_place(
+        &self,
+        mut rhs: MatMut<'_, f64>,
+        par: Par,
+        stack: &mut MemStack,
+    ) {
+        use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
+        use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
+        let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
+            return self.solve_in_place(rhs, par, stack);
+        };
+        let (n, k) = (rhs.nrows(), rhs.ncols());
+        let mut x = Mat::<f64>::zeros(n, k);
+        let permutation = self.symbolic.perm();
+        match permutation {
+            Some(perm) => {
+                let forward = perm.arrays().0;
+                for j in 0..k {
+                    for (i, &from) in forward.iter().enumerate() {
+                        x[(i, j)] = rhs[(from, j)];
+                    }
+                }
+            }
+            None => x.copy_from(rhs.rb()),
+        }
+        let factor = SupernodalLltRef::new(symbolic, &self.values);
+        let mut update = Mat::<f64>::zeros(0, k);
+        for s in 0..symbolic.n_supernodes() {
+            let supernode = factor.supernode(s);
+            let block = supernode.val();
+            let size = block.ncols();
+            let mut top = x.as_mut().subrows_mut(supernode.start(), size);
+            if (0..k).all(|j| top.rb().col(j).iter().all(|&v| v == 0.0)) {
+                continue;
+            }
+            let (diagonal, below) = block.split_at_row(size);
+            solve_lower_triangular_in_place(diagonal, top.rb_mut(), par);
+            let pattern = supernode.pattern();
+            if update.nrows() < pattern.len() {
+                update = Mat::<f64>::zeros(pattern.len(), k);
+            }
+            let mut product = update.as_mut().subrows_mut(0, pattern.len());
+            matmul(product.rb_mut(), Accum::Replace, below, top.rb(), 1.0, par);
+            for j in 0..k {
+                for (at, &i) in pattern.iter().enumerate() {
+                    x[(i, j)] -= product[(at, j)];
+                }
+            }
+        }
+        factor.l_transpose_solve_with_conj(faer::Conj::No, x.as_mut(), par, stack);
+        match permutation {
+            Some(perm) => {
+                let inverse = perm.arrays().1;
+                for j in 0..k {
+                    for (i, &to) in inverse.iter().enumerate() {
+                        rhs[(i, j)] = x[(to, j)];
+                    }
+                }
+            }
+            None => rhs.copy_from(x.as_ref()),
+        }
+    }
 }
 
 /// K − σM with M diagonal, on K's pattern (which holds the diagonal).
