@@ -584,10 +584,6 @@ pub(super) mod tests {
         let cold = StaticCorrection::new(&elastic, &material, settings.shift).unwrap();
         let summed = cold.point_load_shapes(&loads, modes, highest);
         let direct = cold.residual_shapes(dense.as_ref(), modes, highest);
-        eprintln!(
-            "PROBE ratio {:e}",
-            (&summed - &direct).norm_l2() / direct.norm_l2()
-        );
         // Alike far inside the iteration's tolerance: each solve's
         // rounding scales with its rigid and modal parts, which the
         // projection then removes (about 1e-9 of the shape).
