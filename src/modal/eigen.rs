@@ -553,14 +553,7 @@ impl CholeskyFactor {
         let mut x = Mat::<f64>::zeros(n, k);
         let permutation = self.symbolic.perm();
         match permutation {
-            Some(perm) => {
-                let forward = perm.arrays().0;
-                for j in 0..k {
-                    for (i, &from) in forward.iter().enumerate() {
-                        x[(i, j)] = rhs[(from, j)];
-                    }
-                }
-            }
+            Some(perm) => faer::perm::permute_rows(x.as_mut(), rhs.rb(), perm),
             None => x.copy_from(rhs.rb()),
         }
         let factor = SupernodalLltRef::new(symbolic, &self.values);
@@ -589,14 +582,7 @@ impl CholeskyFactor {
         }
         factor.l_transpose_solve_with_conj(faer::Conj::No, x.as_mut(), par, stack);
         match permutation {
-            Some(perm) => {
-                let inverse = perm.arrays().1;
-                for j in 0..k {
-                    for (i, &to) in inverse.iter().enumerate() {
-                        rhs[(i, j)] = x[(to, j)];
-                    }
-                }
-            }
+            Some(perm) => faer::perm::permute_rows(rhs, x.as_ref(), perm.inverse()),
             None => rhs.copy_from(x.as_ref()),
         }
     }
