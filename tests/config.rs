@@ -178,6 +178,11 @@ fn strength_scaling_fields_come_with_their_reference_conditions() {
             "slow_crack_growth_exponent",
             "outside the range",
         ),
+        (
+            "weibull_criterion = \"independent-action\"\n",
+            "weibull_criterion",
+            "only with weibull_modulus",
+        ),
     ] {
         let err = with(extra);
         assert!(
@@ -188,15 +193,31 @@ fn strength_scaling_fields_come_with_their_reference_conditions() {
             "{extra}: {err}"
         );
     }
+    // An unknown criterion: the parser names the file, line and value.
+    let err = with(
+        "weibull_modulus = 10.0\nweibull_reference_area_m2 = 1e-4\nweibull_criterion = \"pia\"\n",
+    );
+    assert!(
+        err.contains("lib.toml")
+            && err.contains("weibull_criterion = \"pia\"")
+            && err.contains("line ")
+            && err.contains("expected `maximum-principal` or `independent-action`"),
+        "{err}"
+    );
     let complete = VALID.replace(
         end,
         &format!(
             "{end}weibull_modulus = 10.0\nweibull_reference_volume_m3 = 1e-8\n\
-             slow_crack_growth_exponent = 18.0\nreference_stress_rate_pa_s = 2e6\n"
+             slow_crack_growth_exponent = 18.0\nreference_stress_rate_pa_s = 2e6\n\
+             weibull_criterion = \"independent-action\"\n"
         ),
     );
     let library = MaterialLibrary::parse(&complete, Path::new("lib.toml")).unwrap();
     let glass = library.get("test-glass").unwrap();
     assert_eq!(glass.weibull_modulus, Some(10.0));
+    assert_eq!(
+        glass.weibull_criterion,
+        Some(tessera::config::WeibullCriterion::IndependentAction)
+    );
     assert_eq!(glass.reference_stress_rate_pa_s, Some(2e6));
 }

@@ -6,7 +6,7 @@ mod common;
 
 use common::{material, rel, threads};
 use nalgebra::{Point3, Vector3};
-use tessera::config::Material;
+use tessera::config::{Material, WeibullCriterion};
 use tessera::fem::ElementOrder;
 use tessera::fracture::*;
 use tessera::mesh::{tile_mesh, TetMesh};
@@ -111,6 +111,9 @@ fn a_three_point_bending_simulation_reproduces_beam_theory() {
 /// against the closed form's: equal when the simulation reproduces the
 /// field (its S_eff and σ_max each differ by the 3D field's departures
 /// from the thin-plate and beam fields near the loads, not their product).
+/// Under both criteria: the bar's field is uniaxial, so independent action
+/// has the same closed forms there; the disc's is biaxial inside the load
+/// ring, where it counts both stresses.
 #[test]
 fn simulated_effective_sizes_reproduce_the_closed_forms() {
     let glass = material("soda-lime-glass");
@@ -120,31 +123,51 @@ fn simulated_effective_sizes_reproduce_the_closed_forms() {
     let tpb_field = three_point_bending(&glass, 32, 6);
     let ror_ratio = peak(&ror_field) / ror.closed_form_stress_pa(1000.0, nu);
     let tpb_ratio = peak(&tpb_field) / tpb.closed_form_stress_pa(100.0);
-    for m in [5.0, 10.0, 20.0] {
-        let cases = [
-            (
-                "ring-on-ring area",
-                ror_field.effective_size(FlawPopulation::Surface, m) * ror_ratio.powf(m),
-                ror.plate_theory_effective_area_m2(nu, m),
-            ),
-            (
-                "three-point area",
-                tpb_field.effective_size(FlawPopulation::Surface, m) * tpb_ratio.powf(m),
-                tpb.closed_form_effective_area_m2(m),
-            ),
-            (
-                "three-point volume",
-                tpb_field.effective_size(FlawPopulation::Volume, m) * tpb_ratio.powf(m),
-                tpb.closed_form_effective_volume_m3(m),
-            ),
-        ];
-        for (what, simulated, closed) in cases {
-            assert!(
-                rel(simulated, closed) < 0.06,
-                "m = {m}, {what}: {simulated:.4e} against {closed:.4e}"
-            );
+    for criterion in [
+        WeibullCriterion::MaximumPrincipal,
+        WeibullCriterion::IndependentAction,
+    ] {
+        for m in [5.0, 10.0, 20.0] {
+            let size = |field: &FlexureField, flaws| field.effective_size(flaws, m, criterion);
+            let cases = [
+                (
+                    "ring-on-ring area",
+                    size(&ror_field, FlawPopulation::Surface) * ror_ratio.powf(m),
+                    ror.plate_theory_effective_area_m2(nu, m, criterion),
+                ),
+                (
+                    "three-point area",
+                    size(&tpb_field, FlawPopulation::Surface) * tpb_ratio.powf(m),
+                    tpb.closed_form_effective_area_m2(m),
+                ),
+                (
+                    "three-point volume",
+                    size(&tpb_field, FlawPopulation::Volume) * tpb_ratio.powf(m),
+                    tpb.closed_form_effective_volume_m3(m),
+                ),
+            ];
+            for (what, simulated, closed) in cases {
+                assert!(
+                    rel(simulated, closed) < 0.06,
+                    "{criterion:?}, m = {m}, {what}: {simulated:.4e} against {closed:.4e}"
+                );
+            }
         }
     }
+    // Inside the load ring σ_r = σ_θ: independent action counts that
+    // area twice, so the disc's size grows by at least the load ring's
+    // area and at most doubles.
+    let m = 10.0;
+    let [maximum, independent] = [
+        WeibullCriterion::MaximumPrincipal,
+        WeibullCriterion::IndependentAction,
+    ]
+    .map(|c| ror.plate_theory_effective_area_m2(nu, m, c));
+    let load_ring_area = std::f64::consts::PI * (ror.load_diameter_m / 2.0).powi(2);
+    assert!(
+        independent >= maximum + 0.99 * load_ring_area && independent <= 2.0 * maximum,
+        "{independent:.4e} against {maximum:.4e} (load ring {load_ring_area:.4e})"
+    );
 }
 
 /// One material in both tests: the strength each reports (its closed-form
@@ -157,31 +180,37 @@ fn ring_on_ring_and_three_point_strengths_differ_by_the_weibull_area_ratio() {
     let m = 10.0;
     glass.weibull_modulus = Some(m);
     glass.weibull_reference_area_m2 = Some(1e-4);
-    let strength = Strength::of(&glass);
     let (ror, tpb) = (RingOnRing::default(), ThreePointBending::default());
-    let reported = |field: &FlexureField, closed_per_n: f64| {
-        let area = field.effective_size(FlawPopulation::Surface, m);
-        let failure_n = strength.threshold_pa(area, None) / (peak(field) / 1.0);
-        failure_n * closed_per_n
-    };
-    let ror_strength = reported(
-        &ring_on_ring(&glass, 8, 4),
-        ror.closed_form_stress_pa(1.0, nu) * 1000.0,
+    let (disc, bar) = (
+        ring_on_ring(&glass, 8, 4),
+        three_point_bending(&glass, 32, 6),
     );
-    let tpb_strength = reported(
-        &three_point_bending(&glass, 32, 6),
-        tpb.closed_form_stress_pa(1.0) * 100.0,
-    );
-    let expected = (tpb.closed_form_effective_area_m2(m)
-        / ror.plate_theory_effective_area_m2(nu, m))
-    .powf(1.0 / m);
-    // The biaxial disc tests far more area than the bar: a fifth weaker.
-    assert!(expected < 0.8);
-    let ratio = ror_strength / tpb_strength;
-    assert!(
-        rel(ratio, expected) < 0.01,
-        "ring-on-ring / three-point strength {ratio:.4} against the area ratio's {expected:.4}"
-    );
+    for criterion in [
+        WeibullCriterion::MaximumPrincipal,
+        WeibullCriterion::IndependentAction,
+    ] {
+        glass.weibull_criterion = Some(criterion);
+        let strength = Strength::of(&glass);
+        let reported = |field: &FlexureField, closed_per_n: f64| {
+            let area = field.effective_size(FlawPopulation::Surface, m, criterion);
+            let failure_n = strength.threshold_pa(area, None) / (peak(field) / 1.0);
+            failure_n * closed_per_n
+        };
+        let ror_strength = reported(&disc, ror.closed_form_stress_pa(1.0, nu) * 1000.0);
+        let tpb_strength = reported(&bar, tpb.closed_form_stress_pa(1.0) * 100.0);
+        let expected = (tpb.closed_form_effective_area_m2(m)
+            / ror.plate_theory_effective_area_m2(nu, m, criterion))
+        .powf(1.0 / m);
+        // The biaxial disc tests far more area than the bar: a fifth
+        // weaker.
+        assert!(expected < 0.8);
+        let ratio = ror_strength / tpb_strength;
+        assert!(
+            rel(ratio, expected) < 0.01,
+            "{criterion:?}: ring-on-ring / three-point strength {ratio:.4} \
+             against the area ratio's {expected:.4}"
+        );
+    }
 }
 
 fn tile() -> TetMesh {

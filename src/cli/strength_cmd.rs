@@ -7,6 +7,7 @@
 use super::fracture_cmd::numbers;
 use super::{material_library, Cli};
 use anyhow::Context;
+use tessera::config::WeibullCriterion;
 use tessera::fem::ElementOrder;
 use tessera::fracture::{
     FlawPopulation, FlexureField, RingOnRing, Strength, ThreePointBending, WeibullScaling,
@@ -39,6 +40,11 @@ pub struct Args {
     /// The Weibull modulus for the effective sizes, if not the material's.
     #[arg(long, value_name = "M")]
     weibull_modulus: Option<f64>,
+    /// How a multiaxial stress loads the flaws in the effective sizes
+    /// (`maximum-principal` or `independent-action`), if not the
+    /// material's.
+    #[arg(long, value_name = "CRITERION")]
+    weibull_criterion: Option<WeibullCriterion>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -78,9 +84,14 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             modulus: m,
             flaws: FlawPopulation::Surface,
             reference_size: 0.0,
+            criterion: WeibullCriterion::default(),
         }),
         (None, w) => w,
-    };
+    }
+    .map(|w| WeibullScaling {
+        criterion: args.weibull_criterion.unwrap_or(w.criterion),
+        ..w
+    });
     let nu = material.poisson_ratio;
     eprintln!("simulating the ring-on-ring test …");
     let disc_field = disc
@@ -112,13 +123,13 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         let m = w.modulus;
         let (disc_closed_size, bar_closed_size) = match w.flaws {
             FlawPopulation::Surface => (
-                Some(disc.plate_theory_effective_area_m2(nu, m)),
+                Some(disc.plate_theory_effective_area_m2(nu, m, w.criterion)),
                 bar.closed_form_effective_area_m2(m),
             ),
             FlawPopulation::Volume => (None, bar.closed_form_effective_volume_m3(m)),
         };
-        let disc_size = disc_field.effective_size(w.flaws, m);
-        let bar_size = bar_field.effective_size(w.flaws, m);
+        let disc_size = disc_field.effective_size(w.flaws, m, w.criterion);
+        let bar_size = bar_field.effective_size(w.flaws, m, w.criterion);
         // A test reports its closed-form stress at the failure load: the
         // load at which the simulated peak reaches the threshold of the
         // simulated field's effective size.
@@ -134,6 +145,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         serde_json::json!({
             "modulus": m,
             "flaws": match w.flaws { FlawPopulation::Surface => "surface", FlawPopulation::Volume => "volume" },
+            "criterion": w.criterion.name(),
             "ring_on_ring": {
                 "simulated": disc_size,
                 "thin_plate_theory": disc_closed_size,
@@ -236,7 +248,11 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             } else {
                 "volumes (m³)"
             };
-            println!("effective {what} for m = {}:", s["modulus"]);
+            println!(
+                "effective {what} for m = {}, {}:",
+                s["modulus"],
+                s["criterion"].as_str().unwrap_or("")
+            );
             println!(
                 "  ring-on-ring {:.4e} simulated, {} thin-plate theory",
                 s["ring_on_ring"]["simulated"].as_f64().unwrap_or(0.0),

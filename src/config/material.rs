@@ -51,6 +51,11 @@ pub struct Material {
     /// Effective volume of the test that measured R_c (m³), for volume flaws.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weibull_reference_volume_m3: Option<f64>,
+    /// How a multiaxial stress loads the flaws in the Weibull integral
+    /// (default `maximum-principal`). The reference size must be the
+    /// reference test's under the same criterion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weibull_criterion: Option<WeibullCriterion>,
     /// The slow-crack-growth exponent n (crack speed ∝ K_I^n; glass and
     /// ceramics in air, ASTM C1368). With it, the threshold grows with the
     /// event's stress rate as `(σ̇ / reference_stress_rate_pa_s)^(1/(n+1))`.
@@ -59,6 +64,51 @@ pub struct Material {
     /// The stress rate of the test that measured R_c (Pa/s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_stress_rate_pa_s: Option<f64>,
+}
+
+/// How a multiaxial stress loads a material's flaws in its weakest-link
+/// (Weibull) integral.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeibullCriterion {
+    /// Only the largest principal stress σ₁ loads the flaws: the
+    /// integrand is `(σ₁/σ_max)^m`, Rankine's criterion in weakest-link
+    /// form.
+    #[default]
+    MaximumPrincipal,
+    /// The principle of independent action (Barnett et al. 1967;
+    /// Freudenthal 1968), the multiaxial form ASTM C1683 gives its
+    /// ring-on-ring sizes in: each tensile principal stress loads the
+    /// flaws on its own, the integrand is `Σ (σ_i/σ_max)^m` over
+    /// the principal stresses σ_i > 0 (of the surface's plane for surface
+    /// flaws). An equibiaxial field loads its area twice.
+    IndependentAction,
+}
+
+impl WeibullCriterion {
+    /// Its name in material files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::MaximumPrincipal => "maximum-principal",
+            Self::IndependentAction => "independent-action",
+        }
+    }
+}
+
+impl std::str::FromStr for WeibullCriterion {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        [Self::MaximumPrincipal, Self::IndependentAction]
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown Weibull criterion `{name}` \
+                     (expected `maximum-principal` or `independent-action`)"
+                )
+            })
+    }
 }
 
 impl Material {
@@ -219,6 +269,12 @@ impl Material {
                 };
                 return Err(invalid(field, "is used only with weibull_modulus".into()));
             }
+        }
+        if self.weibull_criterion.is_some() && self.weibull_modulus.is_none() {
+            return Err(invalid(
+                "weibull_criterion",
+                "is used only with weibull_modulus".into(),
+            ));
         }
         match (
             self.slow_crack_growth_exponent,

@@ -11,7 +11,7 @@ mod study;
 pub use adaptive::{Placement, QuestRules, StaircaseRules, StepType, StopWhen};
 pub use error::ConfigError;
 pub use haptic::{HapticSpec, ScalingFactors};
-pub use material::{Material, MaterialLibrary, BUILTIN_MATERIALS_PATH};
+pub use material::{Material, MaterialLibrary, WeibullCriterion, BUILTIN_MATERIALS_PATH};
 pub use scene::{ArraySpec, BodyKind, BodySpec, DropSpec, Scene, ShapeSpec, WorldSettings};
 pub use study::{
     material_fields, Answers, Condition, Design, HapticOverrides, LevelUnit, Stimulus, Study,

@@ -14,7 +14,7 @@
 
 use super::strength::{effective_size, FlawPopulation};
 use super::stress::max_principal_stress;
-use crate::config::Material;
+use crate::config::{Material, WeibullCriterion};
 use crate::fem::{ElasticMesh, ElementOrder};
 use crate::mesh::{box_mesh, plate_mesh, MeshError, TetMesh};
 use crate::modal::{EigenError, EigenSettings, ModalStress, StaticCorrection};
@@ -152,23 +152,34 @@ impl RingOnRing {
     }
 
     /// Thin-plate theory's effective area (m²) for Weibull modulus
-    /// `modulus` ([`Strength`](super::Strength)): the tensile face's
-    /// `∫ (σ₁/σ_max)^m 2πr dr` with σ₁ = max(σ_r, σ_θ), plus the rim's
-    /// tensile half, by a 20 000-interval midpoint rule on the closed-form
+    /// `modulus` under `criterion` ([`Strength`](super::Strength)): the
+    /// tensile face's `∫ (σ₁/σ_max)^m 2πr dr` with σ₁ = max(σ_r, σ_θ), or
+    /// `∫ ((σ_r/σ_max)^m + (σ_θ/σ_max)^m) 2πr dr` over their tensile
+    /// values under independent action, plus the rim's tensile half (where
+    /// σ_r = 0), by a 20 000-interval midpoint rule on the closed-form
     /// field [`Self::plate_theory_stresses_pa`].
-    pub fn plate_theory_effective_area_m2(&self, poisson_ratio: f64, modulus: f64) -> f64 {
+    pub fn plate_theory_effective_area_m2(
+        &self,
+        poisson_ratio: f64,
+        modulus: f64,
+        criterion: WeibullCriterion,
+    ) -> f64 {
         let edge = self.specimen_diameter_m / 2.0;
-        let sigma1 = |r: f64| {
-            let [radial, hoop] = self.plate_theory_stresses_pa(1.0, poisson_ratio, r);
-            radial.max(hoop).max(0.0)
-        };
         let peak = self.closed_form_stress_pa(1.0, poisson_ratio);
+        let weight = |sigma: f64| (sigma.max(0.0) / peak).powf(modulus);
+        let integrand = |r: f64| {
+            let [radial, hoop] = self.plate_theory_stresses_pa(1.0, poisson_ratio, r);
+            match criterion {
+                WeibullCriterion::MaximumPrincipal => weight(radial.max(hoop)),
+                WeibullCriterion::IndependentAction => weight(radial) + weight(hoop),
+            }
+        };
         let intervals = 20_000;
         let dr = edge / intervals as f64;
         let face: f64 = (0..intervals)
             .map(|i| {
                 let r = (i as f64 + 0.5) * dr;
-                (sigma1(r) / peak).powf(modulus) * 2.0 * PI * r * dr
+                integrand(r) * 2.0 * PI * r * dr
             })
             .sum();
         // The rim: hoop stress linear through the thickness, tensile half.
@@ -503,12 +514,25 @@ impl FlexureField {
         }
     }
 
-    /// The field's effective size for `flaws` and Weibull modulus `modulus`
-    /// ([`effective_size`]).
-    pub fn effective_size(&self, flaws: FlawPopulation, modulus: f64) -> f64 {
+    /// The field's effective size for `flaws`, Weibull modulus `modulus`
+    /// and `criterion` ([`effective_size`]).
+    pub fn effective_size(
+        &self,
+        flaws: FlawPopulation,
+        modulus: f64,
+        criterion: WeibullCriterion,
+    ) -> f64 {
         let voigt: Vec<[f64; 6]> = (0..self.stress.point_count())
             .map(|p| self.point_stress(p))
             .collect();
-        effective_size(&self.mesh, &self.stress, &voigt, None, flaws, modulus)
+        effective_size(
+            &self.mesh,
+            &self.stress,
+            &voigt,
+            None,
+            flaws,
+            modulus,
+            criterion,
+        )
     }
 }

@@ -37,11 +37,11 @@
 //! large m, so it converges under mesh refinement rather than being exact
 //! on one mesh (`tests/strength.rs` measures it against closed forms).
 
-use super::stress::max_principal_stress;
-use crate::config::Material;
+use super::stress::{max_principal_stress, principal_stresses};
+use crate::config::{Material, WeibullCriterion};
 use crate::mesh::TetMesh;
 use crate::modal::ModalStress;
-use nalgebra::Point3;
+use nalgebra::{Point3, Vector3};
 
 /// Which flaws the material's Weibull statistics describe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,8 +59,10 @@ pub struct WeibullScaling {
     pub modulus: f64,
     /// Surface or volume flaws.
     pub flaws: FlawPopulation,
-    /// The reference test's effective size (m² or m³).
+    /// The reference test's effective size (m² or m³), under `criterion`.
     pub reference_size: f64,
+    /// How a multiaxial stress loads the flaws.
+    pub criterion: WeibullCriterion,
 }
 
 /// The slow-crack-growth rate effect of a material.
@@ -113,6 +115,7 @@ impl Strength {
                 modulus,
                 flaws,
                 reference_size,
+                criterion: material.weibull_criterion.unwrap_or_default(),
             })
         });
         let rate = material
@@ -187,7 +190,15 @@ impl Strength {
         time_to_peak_s: Option<f64>,
     ) -> EventStrength {
         let effective_size = match self.weibull {
-            Some(w) => effective_size(mesh, table, voigt_at_peak, elements, w.flaws, w.modulus),
+            Some(w) => effective_size(
+                mesh,
+                table,
+                voigt_at_peak,
+                elements,
+                w.flaws,
+                w.modulus,
+                w.criterion,
+            ),
             None => 0.0,
         };
         let stress_rate_pa_s = match (self.rate, time_to_peak_s) {
@@ -208,7 +219,11 @@ impl Strength {
 /// `mesh` or the elements of it marked in `elements` (a fragment's region
 /// of a shared mesh; its surface is then the mesh's boundary faces on
 /// those elements), with σ_max the largest σ₁ of their points (module
-/// docs); 0 if none is in tension.
+/// docs); 0 if none is in tension. Under
+/// [`WeibullCriterion::IndependentAction`] the integrand is the sum of
+/// `(σ_i/σ_max)^m` over the tensile principal stresses σ_i: the three of
+/// the stress for volume flaws, the two in the surface's plane for
+/// surface flaws (the principle of independent action).
 ///
 /// A linear element's stress is constant; a quadratic element's is linear
 /// (its strain is, on straight edges), so the stress between its corner
@@ -226,6 +241,7 @@ pub fn effective_size(
     elements: Option<&[bool]>,
     flaws: FlawPopulation,
     modulus: f64,
+    criterion: WeibullCriterion,
 ) -> f64 {
     debug_assert_eq!(voigt.len(), table.point_count());
     let included = |t: usize| elements.is_none_or(|e| e[t]);
@@ -240,13 +256,31 @@ pub fn effective_size(
     }
     let floor = peak * CUTOFF_RATIO.powf(1.0 / modulus);
     let linear = table.points_per_element() == 1;
-    let integrand = |s: &[f64; 6]| {
-        let sigma1 = max_principal_stress(s);
-        if sigma1 > 0.0 {
-            (sigma1 / peak).powf(modulus)
+    let weight = |sigma: f64| {
+        if sigma > 0.0 {
+            (sigma / peak).powf(modulus)
         } else {
             0.0
         }
+    };
+    // `plane`: a boundary face's orthonormal tangents (surface flaws).
+    let integrand = |s: &[f64; 6], plane: Option<&[Vector3<f64>; 2]>| match (criterion, plane) {
+        (WeibullCriterion::MaximumPrincipal, _) => weight(max_principal_stress(s)),
+        (WeibullCriterion::IndependentAction, None) => {
+            principal_stresses(s).into_iter().map(weight).sum()
+        }
+        (WeibullCriterion::IndependentAction, Some(plane)) => in_plane_principal_stresses(s, plane)
+            .into_iter()
+            .map(weight)
+            .sum(),
+    };
+    // The independent-action integrand sums up to three (volume) or two
+    // (in-plane) terms each at most σ₁'s: in-plane principal stresses
+    // lie within the tensor's (Cauchy's interlacing).
+    let terms = match (criterion, flaws) {
+        (WeibullCriterion::MaximumPrincipal, _) => 1.0,
+        (WeibullCriterion::IndependentAction, FlawPopulation::Volume) => 3.0,
+        (WeibullCriterion::IndependentAction, FlawPopulation::Surface) => 2.0,
     };
     // The stress at barycentric coordinates `bary` of the points `points`.
     let interpolate = |points: &[u32], bary: &[f64]| -> [f64; 6] {
@@ -268,8 +302,8 @@ pub fn effective_size(
     // The pieces of the domain, each with its measure, its stress points
     // and the bound `measure · (max σ₁ of its points / σ_max)^m` of its
     // integral (σ₁ is convex in the stress).
-    let mut pieces: Vec<(f64, f64, [u32; 4], usize)> = Vec::new();
-    let mut add = |measure: f64, points: &[u32]| {
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut add = |measure: f64, points: &[u32], plane: Option<[Vector3<f64>; 2]>| {
         let largest = points
             .iter()
             .map(|&p| principal[p as usize])
@@ -277,18 +311,19 @@ pub fn effective_size(
         if largest > floor {
             let mut held = [0u32; 4];
             held[..points.len()].copy_from_slice(points);
-            pieces.push((
-                measure * (largest / peak).powf(modulus),
+            pieces.push(Piece {
+                bound: terms * measure * (largest / peak).powf(modulus),
                 measure,
-                held,
-                points.len(),
-            ));
+                points: held,
+                count: points.len(),
+                plane,
+            });
         }
     };
     match flaws {
         FlawPopulation::Volume => {
             for t in (0..mesh.tet_count()).filter(|&t| included(t)) {
-                add(mesh.tet_volume(t), table.element_points(t));
+                add(mesh.tet_volume(t), table.element_points(t), None);
             }
         }
         FlawPopulation::Surface => {
@@ -299,34 +334,66 @@ pub fn effective_size(
                 let element = table.element_points(face.tet as usize);
                 let points: &[u32] = if linear { element } else { &face.nodes };
                 let corners: [Point3<f64>; 3] = face.nodes.map(|n| mesh.nodes()[n as usize]);
-                let area = (corners[1] - corners[0])
-                    .cross(&(corners[2] - corners[0]))
-                    .norm()
-                    / 2.0;
-                add(area, points);
+                let edge = corners[1] - corners[0];
+                let normal = edge.cross(&(corners[2] - corners[0]));
+                let area = normal.norm() / 2.0;
+                let tangent = edge.normalize();
+                let plane = [tangent, normal.normalize().cross(&tangent)];
+                add(area, points, Some(plane));
             }
         }
     }
     // Largest bounds first; stop once what is left is bounded below
     // `INTEGRAL_TOLERANCE` of the integral so far (a field peaked at a
     // contact integrates its neighbourhood only).
-    pieces.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-    let mut left: f64 = pieces.iter().map(|p| p.0).sum();
+    pieces.sort_unstable_by(|a, b| b.bound.total_cmp(&a.bound).then(a.points.cmp(&b.points)));
+    let mut left: f64 = pieces.iter().map(|p| p.bound).sum();
     let mut size = 0.0;
-    for (bound, measure, points, count) in pieces {
+    for piece in pieces {
         if left <= INTEGRAL_TOLERANCE * size {
             break;
         }
-        left -= bound;
-        let points = &points[..count];
+        left -= piece.bound;
+        let points = &piece.points[..piece.count];
+        let plane = piece.plane.as_ref();
         let mean = if linear {
-            integrand(&voigt[points[0] as usize])
+            integrand(&voigt[points[0] as usize], plane)
         } else {
-            rule.mean(|bary| integrand(&interpolate(points, bary)))
+            rule.mean(|bary| integrand(&interpolate(points, bary), plane))
         };
-        size += measure * mean;
+        size += piece.measure * mean;
     }
     size
+}
+
+/// A tet or boundary triangle of [`effective_size`]'s domain.
+struct Piece {
+    /// A bound of its integral: `measure · terms · (max σ₁ of its points
+    /// / σ_max)^m`.
+    bound: f64,
+    /// Volume (m³) or area (m²).
+    measure: f64,
+    /// Its stress points, the first `count`.
+    points: [u32; 4],
+    count: usize,
+    /// A triangle's orthonormal tangents.
+    plane: Option<[Vector3<f64>; 2]>,
+}
+
+/// The principal stresses of `s` in the plane of the orthonormal
+/// `tangents`: the eigenvalues of the 2×2 tensor `tᵢ · s · tⱼ`.
+fn in_plane_principal_stresses(s: &[f64; 6], tangents: &[Vector3<f64>; 2]) -> [f64; 2] {
+    let [xx, yy, zz, yz, xz, xy] = *s;
+    let tensor = nalgebra::Matrix3::new(xx, xy, xz, xy, yy, yz, xz, yz, zz);
+    let [t, u] = tangents;
+    let (a, b, c) = (
+        t.dot(&(tensor * t)),
+        u.dot(&(tensor * u)),
+        t.dot(&(tensor * u)),
+    );
+    let mean = (a + b) / 2.0;
+    let radius = ((a - b) / 2.0).hypot(c);
+    [mean + radius, mean - radius]
 }
 
 /// The whole surface (m²) or volume (m³) of `mesh`, or of its `elements`
@@ -484,9 +551,25 @@ mod tests {
             let table = ModalStress::new(&elastic, &glass(), &shapes);
             let n = table.point_count();
             let uniform = vec![[5e6, 1e6, 0.0, 0.0, 0.0, 0.0]; n];
-            let volume = effective_size(&mesh, &table, &uniform, None, FlawPopulation::Volume, 9.0);
+            let volume = effective_size(
+                &mesh,
+                &table,
+                &uniform,
+                None,
+                FlawPopulation::Volume,
+                9.0,
+                WeibullCriterion::MaximumPrincipal,
+            );
             assert!((volume - 1e-3).abs() < 1e-12, "{order:?}: {volume}");
-            let area = effective_size(&mesh, &table, &uniform, None, FlawPopulation::Surface, 9.0);
+            let area = effective_size(
+                &mesh,
+                &table,
+                &uniform,
+                None,
+                FlawPopulation::Surface,
+                9.0,
+                WeibullCriterion::MaximumPrincipal,
+            );
             let surface = 2.0 * (0.2 * 0.1 + 0.2 * 0.05 + 0.1 * 0.05);
             assert!((area - surface).abs() < 1e-12, "{order:?}: {area}");
             // A region: the half at x < 0.1, its surface without the cut.
@@ -500,6 +583,7 @@ mod tests {
                 Some(&half),
                 FlawPopulation::Volume,
                 9.0,
+                WeibullCriterion::MaximumPrincipal,
             );
             assert!((volume - 0.5e-3).abs() < 1e-12, "{order:?}: {volume}");
             let area = effective_size(
@@ -509,6 +593,7 @@ mod tests {
                 Some(&half),
                 FlawPopulation::Surface,
                 9.0,
+                WeibullCriterion::MaximumPrincipal,
             );
             let outer = 2.0 * 0.1 * 0.1 + 2.0 * 0.1 * 0.05 + 0.1 * 0.05;
             assert!((area - outer).abs() < 1e-12, "{order:?}: {area}");
@@ -520,9 +605,65 @@ mod tests {
                     &compressed,
                     None,
                     FlawPopulation::Volume,
-                    9.0
+                    9.0,
+                    WeibullCriterion::MaximumPrincipal,
                 ),
                 0.0
+            );
+        }
+    }
+
+    /// Independent action counts each tensile principal stress: an
+    /// equibiaxial tension loads the volume twice, and on the surface each
+    /// face by the stresses in its own plane.
+    #[test]
+    fn independent_action_counts_each_tensile_principal_stress() {
+        let mesh = crate::mesh::box_mesh([0.2, 0.1, 0.05], [2, 2, 1], None).unwrap();
+        let elastic = crate::fem::ElasticMesh::new(&mesh, ElementOrder::Quadratic);
+        let shapes = faer::Mat::<f64>::zeros(elastic.dofs(), 1);
+        let table = ModalStress::new(&elastic, &glass(), &shapes);
+        let size = |voigt: [f64; 6], flaws, criterion| {
+            let field = vec![voigt; table.point_count()];
+            effective_size(&mesh, &table, &field, None, flaws, 9.0, criterion)
+        };
+        let (xy, xz, yz) = (0.2 * 0.1, 0.2 * 0.05, 0.1 * 0.05);
+        let equibiaxial = [5e6, 5e6, 0.0, 0.0, 0.0, 0.0];
+        let uniaxial = [5e6, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let (maximum, independent) = (
+            WeibullCriterion::MaximumPrincipal,
+            WeibullCriterion::IndependentAction,
+        );
+        for (voigt, flaws, criterion, expected) in [
+            (equibiaxial, FlawPopulation::Volume, maximum, 1e-3),
+            (equibiaxial, FlawPopulation::Volume, independent, 2e-3),
+            (uniaxial, FlawPopulation::Volume, independent, 1e-3),
+            (
+                equibiaxial,
+                FlawPopulation::Surface,
+                maximum,
+                2.0 * (xy + xz + yz),
+            ),
+            // The faces normal to z carry both stresses in their plane,
+            // those normal to x or y one.
+            (
+                equibiaxial,
+                FlawPopulation::Surface,
+                independent,
+                2.0 * (2.0 * xy + xz + yz),
+            ),
+            // Faces normal to x carry none of a uniaxial x tension.
+            (
+                uniaxial,
+                FlawPopulation::Surface,
+                independent,
+                2.0 * (xy + xz),
+            ),
+        ] {
+            // The trigonometric roots carry √ε where two coincide.
+            let got = size(voigt, flaws, criterion);
+            assert!(
+                (got - expected).abs() < 1e-6 * expected,
+                "{flaws:?} {criterion:?} {voigt:?}: {got} against {expected}"
             );
         }
     }
