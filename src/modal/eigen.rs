@@ -557,7 +557,12 @@ impl CholeskyFactor {
             None => x.copy_from(rhs.rb()),
         }
         let factor = SupernodalLltRef::new(symbolic, &self.values);
-        let mut update = Mat::<f64>::zeros(0, k);
+        // One buffer for every supernode's update to the rows below it.
+        let longest_pattern = (0..symbolic.n_supernodes())
+            .map(|s| factor.supernode(s).pattern().len())
+            .max()
+            .unwrap_or(0);
+        let mut update = Mat::<f64>::zeros(longest_pattern, k);
         for s in 0..symbolic.n_supernodes() {
             let supernode = factor.supernode(s);
             let block = supernode.val();
@@ -569,9 +574,6 @@ impl CholeskyFactor {
             let (diagonal, below) = block.split_at_row(size);
             solve_lower_triangular_in_place(diagonal, top.rb_mut(), par);
             let pattern = supernode.pattern();
-            if update.nrows() < pattern.len() {
-                update = Mat::<f64>::zeros(pattern.len(), k);
-            }
             let mut product = update.as_mut().subrows_mut(0, pattern.len());
             matmul(product.rb_mut(), Accum::Replace, below, top.rb(), 1.0, par);
             for j in 0..k {
