@@ -300,8 +300,8 @@ pub fn effective_size(
         modulus,
     );
     // The pieces of the domain, each with its measure, its stress points
-    // and the bound `measure · (max σ₁ of its points / σ_max)^m` of its
-    // integral (σ₁ is convex in the stress).
+    // and the bound `terms · measure · (max σ₁ of its points / σ_max)^m`
+    // of its integral (σ₁ is convex in the stress).
     let mut pieces: Vec<Piece> = Vec::new();
     let mut add = |measure: f64, points: &[u32], plane: Option<[Vector3<f64>; 2]>| {
         let largest = points
