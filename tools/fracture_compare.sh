@@ -9,8 +9,8 @@
 # pieces (their tets).
 #   tools/fracture_compare.sh TESSERA_A TESSERA_B [RUNS] [CASE...]
 # RUNS default 5; CASE a number of the list below (default all five; the
-# 40k-tet tile and slab take about half a second per run, their first
-# analysis a minute).
+# 40k-tet tile and slab take up to half a second per run, and tens of
+# seconds for their first analysis when the cache has no basis).
 # E.g. against main's head:
 #   git worktree add /tmp/base main && CARGO_TARGET_DIR=target/base cargo build \
 #     --release --manifest-path /tmp/base/Cargo.toml

@@ -3,10 +3,11 @@
 #  1. `tessera strength` for float-glass on a coarse and the default mesh:
 #     the ring-on-ring (ASTM C1499) and three-point (ASTM C1161) tests
 #     simulated against their closed forms, their effective areas, the
-#     strengths they report and the rate scaling; then the default meshes'
-#     effective areas under independent action for m = 5, 10 and 20,
-#     against thin-plate theory's (the disc's corrected by its peak's
-#     ratio to the closed form, S_eff (σ_peak/σ_C1499)^m).
+#     strengths they report and the rate scaling; then the disc's
+#     effective area on the default mesh under each Weibull criterion
+#     (maximum-principal, independent-action) for m = 5, 10 and 20,
+#     against thin-plate theory's (corrected by its peak's ratio to the
+#     closed form, S_eff (σ_peak/σ_C1499)^m).
 #  2. The ball's strike on the 15 cm tile, its threshold scaled by the
 #     effective area (ceramic-tile with m = 10 and a 4 cm² reference test):
 #     the point-wise peak σ_max against the Weibull stress
