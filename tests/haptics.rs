@@ -721,6 +721,7 @@ fn realtime_session(scene: &Scene, device: Box<dyn Device>, seconds: f64) -> Sum
 
 #[test]
 fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() {
+    const IDLE_COMMANDS: usize = 200;
     let scene = shipped("cube-push");
     let sent = SentForces::default();
     let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -746,14 +747,19 @@ fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() 
     let mut boundaries = Vec::new();
     for _ in 0..2 {
         // Between sessions (and before the first) the keeper commands the
-        // device: wait until it has, whatever the machine's load.
+        // device: wait until it has, whatever the machine's load (0.2 s at
+        // 1 kHz, enough ticks for a 99th percentile).
         let before = count();
         let waited = std::time::Instant::now();
-        while count() < before + 20 && waited.elapsed().as_secs() < 30 {
+        while count() < before + IDLE_COMMANDS && waited.elapsed().as_secs() < 30 {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let idle = sent.lock().unwrap()[before..].to_vec();
-        assert!(idle.len() >= 20, "{} commands between sessions", idle.len());
+        assert!(
+            idle.len() >= IDLE_COMMANDS,
+            "{} commands between sessions",
+            idle.len()
+        );
         for (t, f) in &idle {
             assert_eq!(f.norm(), 0.0, "force {f:?} at {t} s between sessions");
         }
@@ -779,13 +785,34 @@ fn a_kept_device_is_commanded_between_sessions_on_one_clock_and_released_once() 
         gaps.longest_s.is_finite() && gaps.handover_s > 0.0 && gaps.handover_s <= gaps.longest_s,
         "{gaps:?}"
     );
+    // The keeper's own ticks: one zero command each, and the idle
+    // commands counted above besides a zero command at each hand-over.
+    let ticks = keeper.take_ticks();
+    let keeper_commands = 2 * IDLE_COMMANDS;
+    assert!(
+        ticks.ticks as usize + 4 >= keeper_commands,
+        "{} keeper ticks for {keeper_commands} or more idle commands",
+        ticks.ticks
+    );
+    let lateness = ticks.period_error_us;
+    assert!(
+        lateness.p50 <= lateness.p99
+            && lateness.p99 <= lateness.max
+            && lateness.mean <= lateness.max,
+        "{lateness:?}"
+    );
+    assert!(ticks.late_over_1ms <= ticks.ticks);
     // Figures, not limits (`-- --nocapture` shows them).
     eprintln!(
-        "longest time without a command over two sessions and their hand-overs: {:.3} ms, across the four hand-overs {:.3} ms (keeper {}/{})",
+        "longest time without a command over two sessions and their hand-overs: {:.3} ms, across the four hand-overs {:.3} ms (keeper {}/{}); the keeper's {} ticks: period error p99 {:.0} µs, max {:.0} µs, {} over 1 ms late",
         gaps.longest_s * 1e3,
         gaps.handover_s * 1e3,
         keeper.realtime().policy,
-        keeper.realtime().priority
+        keeper.realtime().priority,
+        ticks.ticks,
+        lateness.p99,
+        lateness.max,
+        ticks.late_over_1ms
     );
     drop(keeper);
     assert!(

@@ -170,6 +170,20 @@ struct SessionHaptics {
     /// The same across the hand-overs between the keeper and the trials'
     /// sessions alone (ms).
     longest_handover_gap_ms: Option<f64>,
+    /// The HID device keeper's own ticks during the resets, in the haptic
+    /// loop's terms: how many, the largest of the resets' 99th
+    /// percentiles of period error (µs), and how many started over 1 ms
+    /// late; `None` for the simulated arm.
+    keeper: Option<ResetTicks>,
+}
+
+/// The keeper's ticks over a session's resets.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+struct ResetTicks {
+    ticks: u64,
+    worst_p99_period_error_us: f64,
+    max_period_error_us: f64,
+    late_over_1ms: u64,
 }
 
 impl SessionHaptics {
@@ -189,6 +203,15 @@ impl SessionHaptics {
             };
             self.longest_device_gap_ms = longest(self.longest_device_gap_ms, gaps.longest_s);
             self.longest_handover_gap_ms = longest(self.longest_handover_gap_ms, gaps.handover_s);
+        }
+        if let Some(ticks) = ran.keeper_ticks {
+            let kept = self.keeper.get_or_insert_with(ResetTicks::default);
+            kept.ticks += ticks.ticks;
+            kept.worst_p99_period_error_us = kept
+                .worst_p99_period_error_us
+                .max(ticks.period_error_us.p99);
+            kept.max_period_error_us = kept.max_period_error_us.max(ticks.period_error_us.max);
+            kept.late_over_1ms += ticks.late_over_1ms;
         }
     }
 }
@@ -753,6 +776,15 @@ pub fn run(args: &RunArgs, cli: &Cli, stop: &Stop) -> anyhow::Result<()> {
                     "session {session}: the device went at most {gap_ms:.1} ms without a command (trials and resets), {handover_ms:.1} ms across hand-overs"
                 );
             }
+            if let Some(kept) = haptics.keeper {
+                eprintln!(
+                    "session {session}: the keeper's {} ticks during the resets: p99 period error {:.0} µs (worst reset), max {:.0} µs, {} over 1 ms late",
+                    kept.ticks,
+                    kept.worst_p99_period_error_us,
+                    kept.max_period_error_us,
+                    kept.late_over_1ms
+                );
+            }
         }
         summary.sessions.push(SessionSummary {
             session,
@@ -914,6 +946,8 @@ struct TrialRun {
     /// The longest times a kept device went without a command since the
     /// last trial ended.
     device_gaps: Option<tessera::haptics::CommandGaps>,
+    /// The keeper's ticks since the last trial ended.
+    keeper_ticks: Option<tessera::haptics::KeeperTicks>,
     haptic: tessera::haptics::LoopStats,
 }
 
@@ -1188,6 +1222,13 @@ fn run_trial(
         );
     }
     let broken = |i: usize| watch.broken_at_tick(i).map(|t| t as f64 * tick_s);
+    let kept = match inputs.participant {
+        Participant::Person {
+            device: PersonDevice::Hid { keeper, .. },
+            ..
+        } => Some(keeper),
+        _ => None,
+    };
     Ok(TrialRun {
         answer: answer.get(),
         strikes: [watch.strikes(0), watch.strikes(1)],
@@ -1195,13 +1236,8 @@ fn run_trial(
         simulated_s: summary.seconds,
         model_efforts: model.map_or([None; 2], |m| m.efforts),
         setup_s,
-        device_gaps: match inputs.participant {
-            Participant::Person {
-                device: PersonDevice::Hid { keeper, .. },
-                ..
-            } => Some(keeper.take_gaps()),
-            _ => None,
-        },
+        device_gaps: kept.map(|keeper| keeper.take_gaps()),
+        keeper_ticks: kept.map(|keeper| keeper.take_ticks()),
         haptic: summary.haptic,
     })
 }

@@ -17,7 +17,9 @@
 //! watchdog on `now_s` never sees time go back. The keeper also measures
 //! the longest time the device went without a command, over sessions
 //! and hand-overs alike, and across hand-overs alone
-//! ([`DeviceKeeper::take_gaps`]).
+//! ([`DeviceKeeper::take_gaps`]), and how late its own ticks started, in
+//! the haptic loop's terms ([`DeviceKeeper::take_ticks`]): together with
+//! the sessions' loop figures they cover a run's resets.
 //!
 //! With `realtime`, the keeper's thread asks for SCHED_FIFO at
 //! [`KEEPER_PRIORITY`] (below the haptic thread's, above the world being
@@ -37,6 +39,7 @@
 use super::deadlines::Deadlines;
 use super::realtime::{request_fifo, RealtimeReport, KEEPER_PRIORITY};
 use super::server::HAPTIC_RATE_HZ;
+use super::stats::{Distribution, Histogram};
 use crate::device::{
     Device, DeviceCommand, DeviceError, DeviceSpec, DeviceState, Safety, SafetySettings,
     SafetySettingsError,
@@ -83,6 +86,10 @@ struct Shared {
     last_by_keeper: AtomicBool,
     /// The keeper's thread, which a give-back wakes.
     keeper_thread: OnceLock<std::thread::Thread>,
+    /// How late the keeper's ticks started (µs), since the last
+    /// [`DeviceKeeper::take_ticks`]. Locked once per tick by the keeper and
+    /// for a swap by the taker: never contended for longer.
+    lateness: Mutex<Histogram>,
 }
 
 impl Shared {
@@ -116,6 +123,11 @@ impl Shared {
         self.origin.elapsed().as_secs_f64()
     }
 
+    fn lateness(&self) -> std::sync::MutexGuard<'_, Histogram> {
+        // A histogram is valid after any partial update.
+        self.lateness.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn Device>>> {
         // The slot only ever holds a device: a panic elsewhere cannot leave
         // it half-written.
@@ -132,6 +144,19 @@ pub struct CommandGaps {
     /// Across a hand-over: from the keeper's last command to a session's
     /// first, or from a session's last to the keeper's first.
     pub handover_s: f64,
+}
+
+/// The keeper's own ticks, while no session held the device: how late
+/// each started after its 1 kHz deadline, as the haptic loop reports its
+/// ticks ([`LoopStats`](super::LoopStats)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KeeperTicks {
+    /// Ticks run.
+    pub ticks: u64,
+    /// How late each started (µs).
+    pub period_error_us: Distribution,
+    /// Ticks that started over 1 ms late.
+    pub late_over_1ms: u64,
 }
 
 /// What went wrong keeping a device.
@@ -179,6 +204,7 @@ impl DeviceKeeper {
             longest_handover_gap_ns: AtomicU64::new(0),
             last_by_keeper: AtomicBool::new(true),
             keeper_thread: OnceLock::new(),
+            lateness: Mutex::new(Histogram::default()),
         });
         let (report_tx, report_rx) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
@@ -247,6 +273,19 @@ impl DeviceKeeper {
             handover_s: take(&self.shared.longest_handover_gap_ns),
         }
     }
+
+    /// The keeper's ticks since the last call, and starts the next
+    /// measurement.
+    pub fn take_ticks(&self) -> KeeperTicks {
+        // Allocated here, not under the lock the keeper's ticks take.
+        let mut taken = Histogram::default();
+        std::mem::swap(&mut taken, &mut self.shared.lateness());
+        KeeperTicks {
+            ticks: taken.total(),
+            period_error_us: taken.summary(),
+            late_over_1ms: taken.count_over(1000.0),
+        }
+    }
 }
 
 impl Drop for DeviceKeeper {
@@ -313,7 +352,8 @@ fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
         }
         let now = Instant::now();
         if now >= due {
-            deadlines.started(tick, now);
+            let late_s = deadlines.started(tick, now);
+            shared.lateness().record(late_s * 1e6);
             tick += 1;
             send_zero(&mut held, shared);
         }

@@ -23,7 +23,7 @@ pub use controls::{Answer, ControlError, SessionControls, SPEED_RANGE};
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use deadlines::Deadlines;
 pub use haptic_loop::{LoopError, Notice};
-pub use keeper::{CommandGaps, DeviceKeeper, KeeperError, KeptDevice};
+pub use keeper::{CommandGaps, DeviceKeeper, KeeperError, KeeperTicks, KeptDevice};
 pub use realtime::{
     simulation_threads, CpuPin, HostSteal, ParseCpuPinError, PinError, RealtimeReport,
     SimulationRealtime, KEEPER_PRIORITY, SIMULATION_PRIORITY,

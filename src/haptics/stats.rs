@@ -61,6 +61,11 @@ impl Histogram {
         self.max_us
     }
 
+    /// How many values were recorded.
+    pub(super) fn total(&self) -> u64 {
+        self.total
+    }
+
     /// How many values exceed `us`.
     pub(super) fn count_over(&self, us: f64) -> u64 {
         let first = (us.max(0.0) as usize + 1).min(BINS);
