@@ -277,7 +277,7 @@ pub fn lowest_modes(
         .block
         .min((n - 6 - lanczos_count) / 2)
         .clamp(1, lanczos_count);
-    let mut mem = MemBuffer::new(operator.solve_scratch(block, par));
+    let mut mem = MemBuffer::new(operator.solve_scratch(block));
     let mut start = Mat::<f64>::zeros(n, block);
     for j in 0..block {
         start.col_mut(j).copy_from(&random_column(&mut rng));
@@ -285,7 +285,7 @@ pub fn lowest_modes(
     let mut probe_rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed);
     let outcome = largest_eigenpairs(
         &mut |out, x| {
-            operator.apply(out, x, par, MemStack::new(&mut mem));
+            operator.apply(out, x, MemStack::new(&mut mem));
             solves += x.ncols();
             on_solve(solves);
         },
@@ -336,16 +336,11 @@ pub fn lowest_modes(
     for j in lanczos_count..width {
         subspace.col_mut(j).copy_from(&random_column(&mut rng));
     }
-    let mut mem = MemBuffer::new(operator.solve_scratch(width, par));
+    let mut mem = MemBuffer::new(operator.solve_scratch(width));
     let mut image = Mat::<f64>::zeros(n, width);
     let mut result = None;
     for step in 1..=MAX_POLISH_STEPS {
-        operator.apply(
-            image.as_mut(),
-            subspace.as_ref(),
-            par,
-            MemStack::new(&mut mem),
-        );
+        operator.apply(image.as_mut(), subspace.as_ref(), MemStack::new(&mut mem));
         solves += width;
         on_solve(solves);
         let polished = rayleigh_ritz(
@@ -657,18 +652,23 @@ impl ShiftInvert<'_> {
         );
     }
 
-    fn solve_scratch(&self, rhs_ncols: usize, par: Par) -> StackReq {
-        self.llt.solve_scratch(rhs_ncols, par)
+    /// Scratch of [`ShiftInvert::apply`] on `rhs_ncols` columns: one
+    /// sequential solve's for each half.
+    fn solve_scratch(&self, rhs_ncols: usize) -> StackReq {
+        let half = self.llt.solve_scratch(rhs_ncols.div_ceil(2), Par::Seq);
+        StackReq::all_of(&[half, half])
     }
 
     /// `out = A rhs` for every column.
-    fn apply(
-        &self,
-        mut out: MatMut<'_, f64>,
-        rhs: MatRef<'_, f64>,
-        par: Par,
-        stack: &mut MemStack,
-    ) {
+    ///
+    /// The columns are solved in two halves, each by one thread (of the
+    /// calling rayon pool) walking the whole factor, rather than all of
+    /// them by faer's parallel solve, which splits each supernode's few
+    /// columns of work between the threads and waits at every one (the
+    /// halves are faster on every body measured, docs/modal.md). The
+    /// halves are fixed by the column count, so the result does not
+    /// depend on the threads.
+    fn apply(&self, mut out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, stack: &mut MemStack) {
         out.copy_from(rhs);
         self.project_rigid(out.rb_mut());
         for j in 0..out.ncols() {
@@ -676,7 +676,18 @@ impl ShiftInvert<'_> {
                 out[(i, j)] *= self.sqrt_mass[i];
             }
         }
-        self.llt.solve_in_place(out.rb_mut(), par, stack);
+        let first_columns = out.ncols().div_ceil(2);
+        let half = self.llt.solve_scratch(first_columns, Par::Seq);
+        let (first_scratch, second_scratch) =
+            stack.make_aligned_uninit::<u8>(half.size_bytes(), half.align_bytes());
+        let (first, second) = out.rb_mut().split_at_col_mut(first_columns);
+        rayon::join(
+            || {
+                self.llt
+                    .solve_in_place(first, Par::Seq, MemStack::new(first_scratch))
+            },
+            || self.llt.solve_in_place(second, Par::Seq, second_scratch),
+        );
         for j in 0..out.ncols() {
             for i in 0..out.nrows() {
                 out[(i, j)] *= self.sqrt_mass[i];
