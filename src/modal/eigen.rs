@@ -697,6 +697,23 @@ impl ShiftInvert<'_> {
     }
 }
 
+/// `out ← K x`, blocks of [`PRODUCT_COLUMNS`] columns in parallel on the
+/// current rayon pool: faer 0.24's sparse × dense product runs on one
+/// thread whatever its `Par`. A column of the result depends on that
+/// column of `x` only, so the bits do not depend on the threads.
+fn stiffness_times(out: MatMut<'_, f64>, stiffness: &SparseMatrix, x: MatRef<'_, f64>) {
+    use rayon::prelude::*;
+    out.par_col_chunks_mut(PRODUCT_COLUMNS)
+        .zip(x.par_col_chunks(PRODUCT_COLUMNS))
+        .for_each(|(out, x)| {
+            sparse_dense_matmul(out, Accum::Replace, stiffness.as_ref(), x, 1.0, Par::Seq);
+        });
+}
+
+/// Columns of one task of [`stiffness_times`]: enough that a task's work
+/// outweighs its scheduling.
+const PRODUCT_COLUMNS: usize = 8;
+
 /// Ritz pairs of one polish step.
 struct Polished {
     /// All Ritz values, ascending.
@@ -744,14 +761,7 @@ fn rayleigh_ritz(
         }
     }
     let x = image;
-    sparse_dense_matmul(
-        scratch.rb_mut(),
-        Accum::Replace,
-        stiffness.as_ref(),
-        x.rb(),
-        1.0,
-        par,
-    );
+    stiffness_times(scratch.rb_mut(), stiffness, x.rb());
     let mut kr = Mat::<f64>::zeros(p, p);
     matmul(
         kr.as_mut(),
@@ -794,13 +804,10 @@ fn rayleigh_ritz(
     // columns, which for the random probes of a thin plate's subspace are
     // λ_max / λ_1 ~ 10⁸ times larger than K x.
     let mut k_vectors = x;
-    sparse_dense_matmul(
+    stiffness_times(
         k_vectors.rb_mut().get_mut(.., ..wanted),
-        Accum::Replace,
-        stiffness.as_ref(),
+        stiffness,
         vectors.as_ref().get(.., ..wanted),
-        1.0,
-        par,
     );
     let residuals = (0..wanted)
         .map(|j| {
