@@ -236,11 +236,24 @@ pub fn lowest_modes(
             available,
         });
     }
+    let lanczos_count = (settings.modes + settings.guard).min(available);
+    let block = settings
+        .block
+        .min((n - 6 - lanczos_count) / 2)
+        .clamp(1, lanczos_count);
+    // The operator acts on the n − 6 dimensions orthogonal to the rigid
+    // modes. On a body of a few elements Lanczos's basis and its residual
+    // block would fill them: the last block is then rounding noise, which
+    // normalised is neither orthogonal nor rigid-free, and the Ritz values
+    // go wrong. There the whole small problem is solved densely instead.
+    let max_dim = (LANCZOS_BASIS_PER_PAIR * lanczos_count).max(64);
+    let dense = max_dim + block > n - 6;
     // The Krylov basis (up to three columns per wanted pair) and the Ritz
-    // vectors a restart keeps from it (up to two per pair); later the
-    // polish block, its images and its Ritz vectors (three per pair): n
-    // values per column.
-    let columns = 5.0 * (settings.modes + settings.guard) as f64;
+    // vectors a restart keeps from it (up to two per pair), or the dense
+    // matrix and its eigenvectors; later the polish block, its images and
+    // its Ritz vectors (three per pair): n values per column.
+    let columns =
+        5.0 * (settings.modes + settings.guard) as f64 + if dense { 2.0 * n as f64 } else { 0.0 };
     crate::limits::check_shared_memory(
         || format!("{} modes of a body of {n} DOFs", settings.modes),
         n as f64 * columns * 8.0,
@@ -272,43 +285,42 @@ pub fn lowest_modes(
 
     // Block Lanczos for the wanted modes and the guard band.
     let t = Instant::now();
-    let lanczos_count = (settings.modes + settings.guard).min(available);
-    let block = settings
-        .block
-        .min((n - 6 - lanczos_count) / 2)
-        .clamp(1, lanczos_count);
-    let mut mem = MemBuffer::new(operator.solve_scratch(block));
-    let mut start = Mat::<f64>::zeros(n, block);
-    for j in 0..block {
-        start.col_mut(j).copy_from(&random_column(&mut rng));
-    }
-    let mut probe_rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed);
-    let outcome = largest_eigenpairs(
-        &mut |out, x| {
-            operator.apply(out, x, MemStack::new(&mut mem));
-            solves += x.ncols();
-            on_solve(solves);
-        },
-        start,
-        &LanczosSettings {
-            count: lanczos_count,
-            block,
-            // The operator acts on the n − 6 dimensions orthogonal to the
-            // rigid modes.
-            max_dim: (LANCZOS_BASIS_PER_PAIR * lanczos_count).max(64).min(n - 6),
-            tolerance: LANCZOS_TOLERANCE,
-            max_restarts: MAX_RESTARTS,
-        },
-        &mut |column| column.col_mut(0).copy_from(&random_column(&mut probe_rng)),
-    );
+    let (lanczos_eigenvalues, lanczos_vectors) = if dense {
+        stats.lanczos_converged = lanczos_count;
+        dense_lowest(stiffness, &sqrt_mass, &operator, lanczos_count)
+    } else {
+        let mut mem = MemBuffer::new(operator.solve_scratch(block));
+        let mut start = Mat::<f64>::zeros(n, block);
+        for j in 0..block {
+            start.col_mut(j).copy_from(&random_column(&mut rng));
+        }
+        let mut probe_rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed);
+        let outcome = largest_eigenpairs(
+            &mut |out, x| {
+                operator.apply(out, x, MemStack::new(&mut mem));
+                solves += x.ncols();
+                on_solve(solves);
+            },
+            start,
+            &LanczosSettings {
+                count: lanczos_count,
+                block,
+                max_dim,
+                tolerance: LANCZOS_TOLERANCE,
+                max_restarts: MAX_RESTARTS,
+            },
+            &mut |column| column.col_mut(0).copy_from(&random_column(&mut probe_rng)),
+        );
+        stats.lanczos_restarts = outcome.restarts;
+        stats.lanczos_converged = outcome.converged;
+        let eigenvalues = outcome
+            .theta
+            .iter()
+            .map(|&theta| sigma + 1.0 / theta)
+            .collect();
+        (eigenvalues, outcome.vectors)
+    };
     stats.lanczos_s = t.elapsed().as_secs_f64();
-    stats.lanczos_restarts = outcome.restarts;
-    stats.lanczos_converged = outcome.converged;
-    let lanczos_eigenvalues: Vec<f64> = outcome
-        .theta
-        .iter()
-        .map(|&theta| sigma + 1.0 / theta)
-        .collect();
 
     // The residual a mode computed in f64 can reach: K x rounds to about
     // ε·λ_max relative to M x, so mode j's relative residual cannot go
@@ -330,9 +342,9 @@ pub fn lowest_modes(
     let mut subspace = Mat::<f64>::zeros(n, width);
     subspace
         .as_mut()
-        .get_mut(.., ..outcome.vectors.ncols())
-        .copy_from(&outcome.vectors);
-    drop(outcome);
+        .get_mut(.., ..lanczos_vectors.ncols())
+        .copy_from(&lanczos_vectors);
+    drop(lanczos_vectors);
     for j in lanczos_count..width {
         subspace.col_mut(j).copy_from(&random_column(&mut rng));
     }
@@ -629,6 +641,31 @@ pub(super) fn rigid_basis(nodes: &[Point3<f64>], sqrt_mass: &[f64]) -> Mat<f64> 
         unreachable!("rigid modes are independent")
     });
     basis
+}
+
+/// The lowest `count` elastic eigenvalues (ascending) and their
+/// orthonormal vectors in y = S x (S = M^½) of a body small enough to
+/// solve whole: a dense eigensolve of `S⁻¹ K S⁻¹`, whose six lowest
+/// pairs are the rigid motions (eigenvalue zero; K is positive
+/// semi-definite).
+fn dense_lowest(
+    stiffness: &SparseMatrix,
+    sqrt_mass: &[f64],
+    operator: &ShiftInvert<'_>,
+    count: usize,
+) -> (Vec<f64>, Mat<f64>) {
+    let k = stiffness.as_ref();
+    let mut matrix = Mat::<f64>::zeros(k.nrows(), k.ncols());
+    for j in 0..k.ncols() {
+        for (i, &v) in k.row_idx_of_col(j).zip(k.val_of_col(j)) {
+            matrix[(i, j)] = v / (sqrt_mass[i] * sqrt_mass[j]);
+        }
+    }
+    let eig = symmetric_eigen(matrix.as_ref());
+    let mut vectors = eig.eigenvectors.as_ref().get(.., 6..6 + count).to_owned();
+    // Rounding leaves the rigid motions' traces in the elastic vectors.
+    operator.project_rigid(vectors.as_mut());
+    (eig.eigenvalues[6..6 + count].to_vec(), vectors)
 }
 
 /// `(K − σM)⁻¹` symmetrised by `S = M^½`, with the rigid modes projected
