@@ -61,7 +61,8 @@ const NODE_DOFS: usize = 3;
 static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A fill-reducing permutation of `pattern`'s rows and columns (a
-/// symmetric pattern, one triangle or both, 3 DOFs per node in order):
+/// symmetric pattern, one triangle or both, 3 DOFs per node in order, a
+/// pair of nodes coupling all their DOFs or none):
 /// `(forward, inverse)` with `forward[k]` the original index placed at `k`.
 /// `None` when the pattern is not of that form, its graph does not fit
 /// METIS's 32-bit indices, or METIS fails; the caller then orders it
@@ -75,13 +76,17 @@ pub(super) fn nested_dissection(
     }
     let nodes = dofs / NODE_DOFS;
     // The node graph, both directions, without self-loops (METIS's CSR).
+    // A pair of nodes couples all their DOFs, so the first DOF of each
+    // stands for its node: reading the others would give each edge nine
+    // times over, to be sorted away.
     let mut degree = vec![0usize; nodes];
-    let mut edges: Vec<(u32, u32)> = Vec::with_capacity(pattern.compute_nnz() / NODE_DOFS);
-    for column in 0..dofs {
+    let mut edges: Vec<(u32, u32)> =
+        Vec::with_capacity(2 * pattern.compute_nnz() / (NODE_DOFS * NODE_DOFS));
+    for column in (0..dofs).step_by(NODE_DOFS) {
         let b = column / NODE_DOFS;
         for &row in pattern.row_idx_of_col_raw(column) {
             let a = row / NODE_DOFS;
-            if a != b {
+            if a != b && row % NODE_DOFS == 0 {
                 edges.push((a as u32, b as u32));
                 edges.push((b as u32, a as u32));
             }
