@@ -220,15 +220,17 @@ impl StaticCorrection {
     /// with `ρ = |σ| / (λ_m + |σ|)`, which bounds the contraction over the
     /// modes left out: a column stops once that bound or its own change is
     /// below 1e-4, one solve for the shipped bodies (ρ ≈ 1e-6 to 1e-5).
-    /// A column's iterations do not depend on the other columns. The
-    /// products and the solve run on the current rayon pool.
+    /// A column's iterations do not depend on the other columns. They run
+    /// on the calling thread: faer's parallel solve of a few columns
+    /// splits each supernode's work between the threads and waits at
+    /// every one, which made an impact's solve slower, not faster.
     pub fn residual_shapes(
         &self,
         loads: MatRef<'_, f64>,
         modes: MatRef<'_, f64>,
         highest_eigenvalue: f64,
     ) -> Mat<f64> {
-        self.residual_shapes_in(loads, modes, highest_eigenvalue, Par::rayon(0))
+        self.residual_shapes_in(loads, modes, highest_eigenvalue, Par::Seq)
     }
 
     /// The second-order shapes `s` of residual shapes `r` (module docs):
