@@ -55,9 +55,8 @@ use super::eigen::{rigid_basis, shifted_matrix, CholeskyFactor, EigenError};
 use crate::config::Material;
 use crate::fem::ElasticMesh;
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::matmul::matmul;
-use faer::reborrow::ReborrowMut;
-use faer::{Accum, Mat, MatMut, MatRef, Par};
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -295,8 +294,7 @@ impl StaticCorrection {
                 self.factor
                     .solve_in_place(next.as_mut(), par, MemStack::new(&mut mem));
             }
-            self.project(next.as_mut(), modes);
-            self.project(next.as_mut(), modes);
+            self.project_twice(next.as_mut(), modes);
             error_bound *= contraction;
             for (j, done) in converged.iter_mut().enumerate() {
                 if *done {
@@ -390,21 +388,129 @@ impl StaticCorrection {
         out
     }
 
-    /// `u ← u − R Rᵀ M u − X Xᵀ M u`.
-    fn project(&self, mut u: MatMut<'_, f64>, modes: MatRef<'_, f64>) {
-        let weighted = Mat::from_fn(u.nrows(), u.ncols(), |i, j| self.mass[i] * u[(i, j)]);
-        for basis in [self.rigid.as_ref(), modes] {
-            let coefficients = basis.transpose() * weighted.as_ref();
-            matmul(
-                u.rb_mut(),
-                Accum::Add,
-                basis,
-                coefficients.as_ref(),
-                -1.0,
-                Par::Seq,
-            );
+    /// `u ← u − R Rᵀ M u − X Xᵀ M u`, twice (classical Gram–Schmidt
+    /// against `[R X]`, "twice is enough").
+    ///
+    /// Reads `X` three times, not four: the first projection's update of a
+    /// chunk of rows and the second's products on it are one sweep. Chunks
+    /// of [`PROJECT_ROWS`] rows run on the current rayon pool and their
+    /// products are summed in row order, so the bits do not depend on the
+    /// threads (unit shapes are solved in parallel batches and must not
+    /// depend on their batch).
+    fn project_twice(&self, mut u: MatMut<'_, f64>, modes: MatRef<'_, f64>) {
+        let (rows, columns) = (self.rigid.ncols() + modes.ncols(), u.ncols());
+        let sum = |partials: Vec<Mat<f64>>| {
+            let mut total = Mat::<f64>::zeros(rows, columns);
+            for partial in &partials {
+                total += partial;
+            }
+            total
+        };
+        let first = sum(u
+            .rb()
+            .par_row_chunks(PROJECT_ROWS)
+            .enumerate()
+            .map(|(chunk, u)| self.chunk_products(chunk, u, modes))
+            .collect());
+        let second = sum(u
+            .rb_mut()
+            .par_row_chunks_mut(PROJECT_ROWS)
+            .enumerate()
+            .map(|(chunk, mut u)| {
+                self.chunk_subtract(chunk, u.rb_mut(), modes, first.as_ref());
+                self.chunk_products(chunk, u.rb(), modes)
+            })
+            .collect());
+        u.par_row_chunks_mut(PROJECT_ROWS)
+            .enumerate()
+            .for_each(|(chunk, u)| self.chunk_subtract(chunk, u, modes, second.as_ref()));
+    }
+
+    /// `[R X]ᵀ M u` over the rows of chunk `chunk` (`u` holds them).
+    fn chunk_products(&self, chunk: usize, u: MatRef<'_, f64>, modes: MatRef<'_, f64>) -> Mat<f64> {
+        let start = chunk * PROJECT_ROWS;
+        let rows = u.nrows();
+        let mass = &self.mass[start..start + rows];
+        let rigid = self.rigid.subrows(start, rows);
+        let modes = modes.subrows(start, rows);
+        let mut products = Mat::<f64>::zeros(rigid.ncols() + modes.ncols(), u.ncols());
+        let mut weighted = vec![0.0; rows];
+        for k in 0..u.ncols() {
+            for ((w, &m), &x) in weighted.iter_mut().zip(mass).zip(column(u, k)) {
+                *w = m * x;
+            }
+            for (j, basis) in columns(rigid, modes).enumerate() {
+                products[(j, k)] = dot(basis, &weighted);
+            }
+        }
+        products
+    }
+
+    /// `u ← u − [R X] c` on the rows of chunk `chunk` (`u` holds them).
+    fn chunk_subtract(
+        &self,
+        chunk: usize,
+        mut u: MatMut<'_, f64>,
+        modes: MatRef<'_, f64>,
+        coefficients: MatRef<'_, f64>,
+    ) {
+        let start = chunk * PROJECT_ROWS;
+        let rows = u.nrows();
+        let rigid = self.rigid.subrows(start, rows);
+        let modes = modes.subrows(start, rows);
+        for k in 0..u.ncols() {
+            let target = u
+                .rb_mut()
+                .col_mut(k)
+                .try_as_col_major_mut()
+                .expect("faer's columns are contiguous")
+                .as_slice_mut();
+            for (j, basis) in columns(rigid, modes).enumerate() {
+                let c = coefficients[(j, k)];
+                for (t, &b) in target.iter_mut().zip(basis) {
+                    *t -= c * b;
+                }
+            }
         }
     }
+}
+
+/// Rows of one task of [`StaticCorrection::project_twice`]: the chunk's
+/// rows of `u` and of its weights stay in L1 while the basis streams by.
+const PROJECT_ROWS: usize = 512;
+
+/// Column `j` of `m` as a slice (faer's columns are contiguous).
+fn column(m: MatRef<'_, f64>, j: usize) -> &[f64] {
+    m.col(j)
+        .try_as_col_major()
+        .expect("faer's columns are contiguous")
+        .as_slice()
+}
+
+/// The columns of `R` then of `X`, as slices.
+fn columns<'a>(rigid: MatRef<'a, f64>, modes: MatRef<'a, f64>) -> impl Iterator<Item = &'a [f64]> {
+    (0..rigid.ncols())
+        .map(move |j| column(rigid, j))
+        .chain((0..modes.ncols()).map(move |j| column(modes, j)))
+}
+
+/// `aᵀ b` in four independent sums (one running sum would be a chain of
+/// dependent additions).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; 4];
+    let (a4, b4) = (a.chunks_exact(4), b.chunks_exact(4));
+    let tail: f64 = a4
+        .remainder()
+        .iter()
+        .zip(b4.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a4.zip(b4) {
+        for l in 0..4 {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
 }
 
 #[cfg(test)]
@@ -415,6 +521,7 @@ pub(super) mod tests {
     use crate::mesh::box_mesh;
     use crate::modal::{lowest_modes, EigenSettings};
     use faer::sparse::linalg::matmul::sparse_dense_matmul;
+    use faer::Accum;
 
     /// A 20 × 4 × 2 cm ceramic bar of `cells` in `order` elements: its
     /// elasticity, material, K and lumped M.
