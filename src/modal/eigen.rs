@@ -22,6 +22,7 @@
 //!    step repeats until every wanted mode's residual ‖Kx − λMx‖ / ‖Kx‖ is
 //!    below the tolerance.
 
+use super::backward::BackwardSplit;
 use super::lanczos::{largest_eigenpairs, orthonormalise_block, symmetric_eigen, LanczosSettings};
 use super::ordering::{nested_dissection, FactorOrdering};
 use super::static_correction::StaticCorrection;
@@ -445,6 +446,9 @@ fn unmatched(values: &[f64], reference: &[f64], relative: f64) -> usize {
 pub(super) struct CholeskyFactor {
     symbolic: SymbolicCholesky<usize>,
     values: Vec<f64>,
+    /// The backward solve's split between two threads, for a supernodal
+    /// factor whose tree has one (`backward.rs`).
+    backward_split: Option<BackwardSplit>,
 }
 
 impl CholeskyFactor {
@@ -522,7 +526,33 @@ impl CholeskyFactor {
                 Default::default(),
             )
             .map_err(|_| not_positive_definite())?;
-        Ok(Self { symbolic, values })
+        let mut factor = Self {
+            symbolic,
+            values,
+            backward_split: None,
+        };
+        factor.backward_split = factor.supernodes().and_then(BackwardSplit::new);
+        Ok(factor)
+    }
+
+    /// The factor as supernodes, if faer made it supernodal.
+    pub(super) fn supernodes(
+        &self,
+    ) -> Option<faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef<'_, usize, f64>> {
+        use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
+        use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
+        match self.symbolic.raw() {
+            SymbolicCholeskyRaw::Supernodal(symbolic) => {
+                Some(SupernodalLltRef::new(symbolic, &self.values))
+            }
+            SymbolicCholeskyRaw::Simplicial(_) => None,
+        }
+    }
+
+    /// The split of the backward solve, if the factor has one.
+    #[cfg(test)]
+    pub(super) fn backward_split(&self) -> Option<&BackwardSplit> {
+        self.backward_split.as_ref()
     }
 
     pub(super) fn solve_scratch(&self, rhs_ncols: usize, par: Par) -> StackReq {
@@ -543,8 +573,10 @@ impl CholeskyFactor {
     /// only the supernodes where `y` is not zero: those holding a loaded
     /// DOF and their ancestors in the elimination tree, one separator per
     /// level of the nested dissection above the load. The backward solve
-    /// visits every supernode (the response is everywhere). Each visited
-    /// supernode does what faer's solve does, with the same kernels.
+    /// visits every supernode (the response is everywhere), on two
+    /// threads of the current rayon pool where the tree splits
+    /// (`backward.rs`). Each visited supernode does what faer's solve
+    /// does, with the same kernels.
     pub(super) fn solve_sparse_in_place(
         &self,
         mut rhs: MatMut<'_, f64>,
@@ -589,7 +621,10 @@ impl CholeskyFactor {
                 }
             }
         }
-        factor.l_transpose_solve_with_conj(faer::Conj::No, x.as_mut(), par, stack);
+        match &self.backward_split {
+            Some(split) => split.solve(factor, x.as_mut()),
+            None => factor.l_transpose_solve_with_conj(faer::Conj::No, x.as_mut(), par, stack),
+        }
         match permutation {
             Some(perm) => faer::perm::permute_rows(rhs, x.as_ref(), perm.inverse()),
             None => rhs.copy_from(x.as_ref()),

@@ -3,6 +3,7 @@
 //! the analytic modal response, and an on-disk cache (Glondu 2012
 //! §2.4.3.2, §3.3).
 
+mod backward;
 mod basis;
 mod cache;
 mod displacement;
