@@ -83,11 +83,12 @@ impl BackwardSplit {
         };
         // The children's subtrees are consecutive ranges in postorder; the
         // groups are split where their values balance best.
+        let under: usize = kids.iter().map(|&kid| work[kid]).sum();
         let mut before = 0;
         let (mut best, mut at) = (usize::MAX, 0);
         for (k, &kid) in kids.iter().enumerate().take(kids.len() - 1) {
             before += work[kid];
-            let larger = before.max(total_of(&kids, &work) - before);
+            let larger = before.max(under - before);
             if larger < best {
                 (best, at) = (larger, k + 1);
             }
@@ -95,15 +96,15 @@ impl BackwardSplit {
         let left = first[kids[0]]..kids[at - 1] + 1;
         let right = kids[at - 1] + 1..kids[kids.len() - 1] + 1;
         let split = Self { left, right };
-        let smaller = total_of(&kids, &work) - best;
-        (split.is_valid(&parent, &first, &kids) && smaller as f64 >= SMALLEST_SHARE * total as f64)
+        let smaller = under - best;
+        (split.is_valid(&parent) && smaller as f64 >= SMALLEST_SHARE * total as f64)
             .then_some(split)
     }
 
     /// Each group's supernodes have their parents in the group or above
-    /// both, and the groups are the subtrees of `kids` with nothing below
-    /// them: what lets them run at once.
-    fn is_valid(&self, parent: &[usize], first: &[usize], kids: &[usize]) -> bool {
+    /// both, and the groups cover every supernode below the chain: what
+    /// lets them run at once.
+    fn is_valid(&self, parent: &[usize]) -> bool {
         let chain_start = self.right.end;
         let closed = |group: &Range<usize>| {
             group
@@ -111,7 +112,6 @@ impl BackwardSplit {
                 .all(|s| group.contains(&parent[s]) || (parent[s] >= chain_start))
         };
         self.left.start == 0
-            && first[kids[0]] == 0
             && self.left.end == self.right.start
             && closed(&self.left)
             && closed(&self.right)
@@ -160,10 +160,6 @@ impl BackwardSplit {
             || group(self.right.clone(), right_rows, middle_row),
         );
     }
-}
-
-fn total_of(kids: &[usize], work: &[usize]) -> usize {
-    kids.iter().map(|&k| work[k]).sum()
 }
 
 /// Rows of `x` above a group (already solved, read only), from row
