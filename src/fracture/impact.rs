@@ -864,7 +864,6 @@ impl BreakableBody {
         let initiation_before_s = initiation_s;
         let new_fragments = rayon::scope(|scope| {
             let mut scratch: Option<CrackScratch> = None;
-            let mut passed = Vec::new();
             for (k, hot) in screening.hot.iter_mut().enumerate() {
                 energy.set_state(state_at(k), forces_at(k));
                 let mut started = 0;
@@ -877,8 +876,8 @@ impl BreakableBody {
                     let Some((_, point)) = hot.pop_hottest_relieved(
                         threshold,
                         &screening.stresses,
+                        shields.len() as u32,
                         relieved,
-                        &mut passed,
                     ) else {
                         break;
                     };

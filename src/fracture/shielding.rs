@@ -263,7 +263,8 @@ pub(super) fn griffith_traction(x: f64, y: f64) -> TractionFactors {
 /// half-length, as the flank's relief does.
 pub(super) fn closed_traction(x: f64, y: f64) -> TractionFactors {
     let d = (x.abs() - 1.0).max(0.0).hypot(y);
-    let cube = (d * d + 1.0).powf(1.5);
+    let squared = d * d + 1.0;
+    let cube = squared * squared.sqrt();
     TractionFactors {
         normal: (d * d * d / cube).min(1.0),
         shear: (d * (d * d + 2.0) / cube).min(1.0),
