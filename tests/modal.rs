@@ -619,6 +619,15 @@ fn cache_round_trip_and_damaged_entries() {
     assert!(report.from_cache);
     assert_eq!(first.eigenvalues, second.eigenvalues);
     assert_eq!(first.shapes, second.shapes);
+    // The eigensolver factor's ordering comes back with the modes, for the
+    // static correction of the loaded basis.
+    let ordering = first
+        .static_correction
+        .as_ref()
+        .and_then(|c| c.ordering())
+        .map(<[usize]>::to_vec);
+    assert!(ordering.is_some());
+    assert_eq!(second.factor_ordering, ordering);
     // Damping does not change the modes; density does.
     let mut damped = tile.clone();
     damped.damping_mass_per_s *= 3.0;

@@ -478,7 +478,8 @@ impl FlexureField {
         material: &Material,
         loads: &[(usize, f64)],
     ) -> Result<Self, FlexureError> {
-        let correction = StaticCorrection::new(elastic, material, EigenSettings::new(1).shift)?;
+        let correction =
+            StaticCorrection::new(elastic, material, EigenSettings::new(1).shift, None)?;
         let dofs = elastic.dofs();
         let mut load = Mat::<f64>::zeros(dofs, 1);
         for &(dof, force) in loads {

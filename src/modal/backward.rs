@@ -228,7 +228,8 @@ mod tests {
         let (_, _, stiffness, mass) = bar([20, 4, 2], ElementOrder::Quadratic);
         let shift = EigenSettings::new(10).shift;
         let shifted = shifted_matrix(&stiffness, &mass, shift);
-        let factor = CholeskyFactor::new(&shifted, Par::Seq, shift, Default::default()).unwrap();
+        let factor =
+            CholeskyFactor::new(&shifted, Par::Seq, shift, Default::default(), None).unwrap();
         let supernodes = factor.supernodes().expect("a supernodal factor");
         let split = factor.backward_split().expect("a split tree").clone();
         let n = mass.len();

@@ -60,6 +60,8 @@ pub struct ModalBasis {
     /// The factor for the static correction: the eigensolver's, or built on
     /// first use for a basis loaded from the cache (`None` if it failed).
     static_correction: OnceLock<Option<Arc<StaticCorrection>>>,
+    /// The ordering for building that factor ([`Modes::factor_ordering`]).
+    factor_ordering: Option<Vec<usize>>,
 }
 
 impl ModalBasis {
@@ -125,12 +127,17 @@ impl ModalBasis {
         self.static_correction
             .get_or_init(|| {
                 let shift = EigenSettings::new(self.mode_count()).shift;
-                StaticCorrection::new(self.elastic_mesh(mesh), material, shift)
-                    .map(Arc::new)
-                    .map_err(|error| {
-                        tracing::warn!(%error, "no static correction for this body");
-                    })
-                    .ok()
+                StaticCorrection::new(
+                    self.elastic_mesh(mesh),
+                    material,
+                    shift,
+                    self.factor_ordering.as_deref(),
+                )
+                .map(Arc::new)
+                .map_err(|error| {
+                    tracing::warn!(%error, "no static correction for this body");
+                })
+                .ok()
             })
             .as_deref()
     }
@@ -143,6 +150,7 @@ impl ModalBasis {
             residuals,
             element,
             static_correction,
+            factor_ordering,
         } = modes;
         let dynamics = mode_dynamics(&eigenvalues, material);
         let elastic = ElasticMesh::new(mesh, element);
@@ -159,6 +167,7 @@ impl ModalBasis {
             elastic: OnceLock::from(elastic),
             static_correction: static_correction
                 .map_or_else(OnceLock::new, |factor| OnceLock::from(Some(factor))),
+            factor_ordering,
         }
     }
 }
@@ -219,6 +228,10 @@ pub struct Modes {
     /// The eigensolver's factor, for the static correction (`None` when
     /// loaded from the cache).
     pub static_correction: Option<Arc<StaticCorrection>>,
+    /// The factor's fill-reducing ordering ([`StaticCorrection::ordering`]),
+    /// kept by the cache, so that a basis loaded from it factorises for its
+    /// static correction without ordering again.
+    pub factor_ordering: Option<Vec<usize>>,
 }
 
 /// The modes of `mesh` in `material`: from `cache` when it holds them for the
@@ -280,6 +293,7 @@ fn solve_modes_in_pool(
         residuals: solution.residuals,
         element: settings.element,
         static_correction: Some(solution.static_correction),
+        factor_ordering: None,
     };
     if let Some(cache) = cache {
         let t = Instant::now();

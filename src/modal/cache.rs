@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the stored layout or the solver's meaning changes.
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 
 /// A directory of cached modal bases.
 #[derive(Debug, Clone)]
@@ -30,6 +30,12 @@ struct CachedModes {
     residuals: Vec<f64>,
     /// Column-major, `rows × eigenvalues.len()`.
     shapes: Vec<f64>,
+    /// The eigensolver factor's fill-reducing ordering (forward
+    /// permutation of the DOFs), empty if it had none: a basis loaded
+    /// from here factorises for its static correction without ordering
+    /// again (the factor checks it is a permutation of its DOFs, else
+    /// orders anew).
+    ordering: Vec<u32>,
 }
 
 /// `$TESSERA_CACHE_DIR`, else `$XDG_CACHE_HOME/tessera/modal`, else
@@ -118,6 +124,8 @@ impl ModalCache {
                     residuals: c.residuals,
                     element: settings.element,
                     static_correction: None,
+                    factor_ordering: (!c.ordering.is_empty())
+                        .then(|| c.ordering.iter().map(|&i| i as usize).collect()),
                 }))
             }
             _ => {
@@ -155,6 +163,13 @@ impl ModalCache {
             eigenvalues: modes.eigenvalues.clone(),
             residuals: modes.residuals.clone(),
             shapes: flat,
+            ordering: modes
+                .static_correction
+                .as_ref()
+                .and_then(|c| c.ordering())
+                .or(modes.factor_ordering.as_deref())
+                .and_then(|forward| forward.iter().map(|&i| u32::try_from(i).ok()).collect())
+                .unwrap_or_default(),
         };
         let bytes = postcard::to_stdvec(&entry).map_err(|e| error(e.to_string()))?;
         // Unique per store: two analyses of one problem may finish at once

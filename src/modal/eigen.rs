@@ -264,7 +264,7 @@ pub fn lowest_modes(
 
     let t = Instant::now();
     let shifted = shifted_matrix(stiffness, lumped_mass, sigma);
-    let llt = CholeskyFactor::new(&shifted, par, sigma, settings.ordering)?;
+    let llt = CholeskyFactor::new(&shifted, par, sigma, settings.ordering, None)?;
     stats.factorization_s = t.elapsed().as_secs_f64();
     stats.factor_nnz = llt.values.len();
     drop(shifted);
@@ -438,6 +438,20 @@ fn unmatched(values: &[f64], reference: &[f64], relative: f64) -> usize {
         .count()
 }
 
+/// The inverse of `forward` if it is a permutation of `0..forward.len()`
+/// (a cached ordering is checked before faer, which panics on others).
+fn inverse_permutation(forward: &[usize]) -> Option<Vec<usize>> {
+    let mut inverse = vec![usize::MAX; forward.len()];
+    for (new, &old) in forward.iter().enumerate() {
+        let slot = inverse.get_mut(old)?;
+        if *slot != usize::MAX {
+            return None;
+        }
+        *slot = new;
+    }
+    Some(inverse)
+}
+
 /// A sparse Cholesky factor (nested dissection ordering, `ordering.rs`,
 /// else AMD; simplicial or supernodal as faer decides) kept as its
 /// symbolic and numeric parts, so solves can run on a caller's stack and
@@ -474,7 +488,10 @@ impl CholeskyFactor {
     }
 
     /// The factor of `matrix` (`K − σM` for the shift σ = `shift`, which
-    /// errors name) in `ordering`. The factor's size is known once its
+    /// errors name) in `ordering`, or in the `given` permutation (forward,
+    /// new index to old) when it is one of `matrix`'s DOFs: the ordering a
+    /// factor of the same matrix computed before ([`Self::permutation`]),
+    /// which spares computing it again. The factor's size is known once its
     /// structure is (the symbolic factorisation) and is checked against the memory
     /// budget before its values are allocated: it is the largest part of
     /// a modal analysis, far above the mesh and the Krylov basis.
@@ -483,11 +500,13 @@ impl CholeskyFactor {
         par: Par,
         shift: f64,
         ordering: FactorOrdering,
+        given: Option<&[usize]>,
     ) -> Result<Self, EigenError> {
         let not_positive_definite = || EigenError::NotPositiveDefinite { shift };
-        let dissection = match ordering {
-            FactorOrdering::NestedDissection => nested_dissection(matrix.symbolic()),
-            FactorOrdering::MinimumDegree => None,
+        let dissection = match (given.and_then(inverse_permutation), ordering) {
+            (Some(inverse), _) => Some((given.unwrap_or_default().to_vec(), inverse)),
+            (None, FactorOrdering::NestedDissection) => nested_dissection(matrix.symbolic()),
+            (None, FactorOrdering::MinimumDegree) => None,
         };
         let ordering = match &dissection {
             Some((forward, inverse)) => {
@@ -533,6 +552,12 @@ impl CholeskyFactor {
         };
         factor.backward_split = factor.supernodes().and_then(BackwardSplit::new);
         Ok(factor)
+    }
+
+    /// The factor's fill-reducing permutation (forward: new index to old),
+    /// if it has one.
+    pub(super) fn permutation(&self) -> Option<&[usize]> {
+        self.symbolic.perm().map(|p| p.arrays().0)
     }
 
     /// The factor as supernodes, if faer made it supernodal.

@@ -185,10 +185,17 @@ impl StaticCorrection {
         }
     }
 
-    /// Assembles and factorises `K − shift·M` of `elastic` in `material`,
-    /// in the default ordering (for a basis loaded from the cache, which
-    /// keeps no factor).
-    pub fn new(elastic: &ElasticMesh, material: &Material, shift: f64) -> Result<Self, EigenError> {
+    /// Assembles and factorises `K − shift·M` of `elastic` in `material`
+    /// (for a basis loaded from the cache, which keeps no factor), in the
+    /// fill-reducing `ordering` of an earlier factor of the same matrix
+    /// ([`Self::ordering`]; the modal cache keeps the eigensolver's), else
+    /// in the default ordering.
+    pub fn new(
+        elastic: &ElasticMesh,
+        material: &Material,
+        shift: f64,
+        ordering: Option<&[usize]>,
+    ) -> Result<Self, EigenError> {
         if !(shift < 0.0 && shift.is_finite()) {
             return Err(EigenError::BadShift(shift));
         }
@@ -198,10 +205,17 @@ impl StaticCorrection {
             return Err(EigenError::BadMass(i));
         }
         let shifted = shifted_matrix(&stiffness, &mass, shift);
-        let factor = CholeskyFactor::new(&shifted, Par::rayon(0), shift, Default::default())?;
+        let factor =
+            CholeskyFactor::new(&shifted, Par::rayon(0), shift, Default::default(), ordering)?;
         let sqrt_mass: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
         let rigid_y = rigid_basis(elastic.nodes(), &sqrt_mass);
         Ok(Self::from_factor(factor, shift, &mass, rigid_y.as_ref()))
+    }
+
+    /// The factor's fill-reducing permutation of the DOFs (forward: new
+    /// index to old), if it has one.
+    pub fn ordering(&self) -> Option<&[usize]> {
+        self.factor.permutation()
     }
 
     /// Degrees of freedom.
@@ -690,7 +704,7 @@ pub(super) mod tests {
                 dense[(dof, c)] += f;
             }
         }
-        let cold = StaticCorrection::new(&elastic, &material, settings.shift).unwrap();
+        let cold = StaticCorrection::new(&elastic, &material, settings.shift, None).unwrap();
         let summed = cold.point_load_shapes(&loads, modes, highest);
         let direct = cold.residual_shapes(dense.as_ref(), modes, highest);
         // Alike far inside the iteration's tolerance: each solve's
@@ -705,7 +719,7 @@ pub(super) mod tests {
         // Each DOF solved in a batch of its own (cold), and all of them in
         // one batch, then read back from the kept shapes.
         let dofs = [2, 9, 30, 64, 100, 121, 140, 200];
-        let kept = StaticCorrection::new(&elastic, &material, settings.shift).unwrap();
+        let kept = StaticCorrection::new(&elastic, &material, settings.shift, None).unwrap();
         let together: Vec<(usize, f64)> = dofs.iter().map(|&dof| (dof, 1.0)).collect();
         kept.point_load_shapes(&[together], modes, highest);
         let bytes_before = kept.bytes();
@@ -751,7 +765,7 @@ pub(super) mod tests {
         let settings = EigenSettings::new(10);
         let solution =
             lowest_modes(&stiffness, &mass, elastic.nodes(), &settings, &|_| {}).unwrap();
-        let apart = StaticCorrection::new(&elastic, &material, settings.shift).unwrap();
+        let apart = StaticCorrection::new(&elastic, &material, settings.shift, None).unwrap();
         let mut loads = Mat::<f64>::zeros(mass.len(), 1);
         loads[(5, 0)] = 1.0;
         let highest = solution.eigenvalues[9];
@@ -762,8 +776,50 @@ pub(super) mod tests {
         let b = apart.residual_shapes(loads.as_ref(), shapes, highest);
         assert!((&a - &b).norm_l2() < 1e-10 * a.norm_l2());
         assert!(matches!(
-            StaticCorrection::new(&elastic, &material, 1.0),
+            StaticCorrection::new(&elastic, &material, 1.0, None),
             Err(EigenError::BadShift(_))
         ));
+    }
+
+    /// A factor given the ordering an earlier factor of the same matrix
+    /// computed (as the modal cache keeps it) has that factor's bits; one
+    /// given something that is not a permutation of its DOFs orders anew.
+    #[test]
+    fn a_factor_given_its_ordering_back_solves_to_the_same_bits() {
+        let (elastic, material, stiffness, mass) = bar([8, 2, 2], ElementOrder::Quadratic);
+        let settings = EigenSettings::new(10);
+        let solution =
+            lowest_modes(&stiffness, &mass, elastic.nodes(), &settings, &|_| {}).unwrap();
+        let shapes = solution.shapes.as_ref();
+        let highest = solution.eigenvalues[9];
+        let n = mass.len();
+        let mut loads = Mat::<f64>::zeros(n, 2);
+        loads[(5, 0)] = 1.0;
+        loads[(n - 4, 1)] = -2.0;
+        let ordered = StaticCorrection::new(&elastic, &material, settings.shift, None).unwrap();
+        let ordering = ordered
+            .ordering()
+            .expect("a fill-reducing ordering")
+            .to_vec();
+        assert_eq!(ordering.len(), n);
+        let expected = ordered.residual_shapes(loads.as_ref(), shapes, highest);
+        let mut repeated = ordering.clone();
+        repeated[1] = repeated[0];
+        for (given, what) in [
+            (ordering.clone(), "its own ordering"),
+            (ordering[..n - 1].to_vec(), "too short"),
+            (repeated, "a DOF twice"),
+            (vec![n; n], "past the DOFs"),
+        ] {
+            let factor =
+                StaticCorrection::new(&elastic, &material, settings.shift, Some(&given)).unwrap();
+            assert_eq!(factor.ordering(), Some(&ordering[..]), "{what}");
+            let got = factor.residual_shapes(loads.as_ref(), shapes, highest);
+            for i in 0..n {
+                for c in 0..2 {
+                    assert_eq!(got[(i, c)].to_bits(), expected[(i, c)].to_bits(), "{what}");
+                }
+            }
+        }
     }
 }
