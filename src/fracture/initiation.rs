@@ -390,10 +390,17 @@ impl HotSample {
 /// σ₁ stays an upper bound on it.
 fn f32_at_least(x: f64) -> f32 {
     let rounded = x as f32;
-    if f64::from(rounded) < x {
-        rounded.next_up()
+    if f64::from(rounded) >= x || x.is_nan() {
+        return rounded;
+    }
+    // The next f32 up (`f32::next_up`, newer than the crate's MSRV):
+    // `rounded` is finite here, as `x as f32` saturates to ±∞.
+    if rounded == 0.0 {
+        f32::from_bits(1)
+    } else if rounded > 0.0 {
+        f32::from_bits(rounded.to_bits() + 1)
     } else {
-        rounded
+        f32::from_bits(rounded.to_bits() - 1)
     }
 }
 
@@ -649,6 +656,33 @@ fn gershgorin_bound(s: &[f64; 6]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_round_up_to_the_next_f32() {
+        for x in [
+            1.0e8 + 1.0,
+            -1.0e8 + 1.0,
+            1e-50,
+            -1e-50,
+            3.0,
+            0.1,
+            -0.1,
+            0.0,
+            1e300,
+        ] {
+            let key = f32_at_least(x);
+            assert!(f64::from(key) >= x, "{x}: {key}");
+            // The least such f32: the one below is below x.
+            let below = f32::from_bits(if key > 0.0 {
+                key.to_bits() - 1
+            } else if key == 0.0 {
+                (-f32::from_bits(1)).to_bits()
+            } else {
+                key.to_bits() + 1
+            });
+            assert!(f64::from(below) < x || key == f32::INFINITY, "{x}: {key}");
+        }
+    }
 
     /// Points relieved lazily come out in the order of their relieved σ₁,
     /// as relieving every point after every crack would give them.
