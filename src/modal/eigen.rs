@@ -439,7 +439,8 @@ fn unmatched(values: &[f64], reference: &[f64], relative: f64) -> usize {
 }
 
 /// The inverse of `forward` if it is a permutation of `0..forward.len()`
-/// (a cached ordering is checked before faer, which panics on others).
+/// (a cached ordering is checked, its length too, before faer, which
+/// panics on others).
 fn inverse_permutation(forward: &[usize]) -> Option<Vec<usize>> {
     let mut inverse = vec![usize::MAX; forward.len()];
     for (new, &old) in forward.iter().enumerate() {
@@ -503,8 +504,11 @@ impl CholeskyFactor {
         given: Option<&[usize]>,
     ) -> Result<Self, EigenError> {
         let not_positive_definite = || EigenError::NotPositiveDefinite { shift };
-        let dissection = match (given.and_then(inverse_permutation), ordering) {
-            (Some(inverse), _) => Some((given.unwrap_or_default().to_vec(), inverse)),
+        let given = given
+            .filter(|forward| forward.len() == matrix.nrows())
+            .and_then(|forward| Some((forward.to_vec(), inverse_permutation(forward)?)));
+        let dissection = match (given, ordering) {
+            (Some(permutation), _) => Some(permutation),
             (None, FactorOrdering::NestedDissection) => nested_dissection(matrix.symbolic()),
             (None, FactorOrdering::MinimumDegree) => None,
         };

@@ -808,6 +808,7 @@ pub(super) mod tests {
         for (given, what) in [
             (ordering.clone(), "its own ordering"),
             (ordering[..n - 1].to_vec(), "too short"),
+            ((0..n - 1).collect(), "a permutation of too few DOFs"),
             (repeated, "a DOF twice"),
             (vec![n; n], "past the DOFs"),
         ] {
