@@ -408,8 +408,8 @@ fn dof_major(shapes: &Mat<f64>) -> Vec<f64> {
 
 /// Modes from which a quadratic body's table is formed by
 /// [`corner_stresses`]. With one mode (a contact's residual shape) its
-/// loops cost more than they save: 3.4 against 1.3 ms on the tile 24×2;
-/// the crossing between one mode and a hundred was not measured.
+/// loops cost more than they save (benches/README.md); where between one
+/// and a hundred modes they start to pay was not measured.
 const MIN_LOOP_MODES: usize = 8;
 
 /// Adds `volume · C ε` at one corner of a quadratic element, in every
