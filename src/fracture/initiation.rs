@@ -258,10 +258,15 @@ pub(crate) struct HotElement {
     /// The stress point.
     point: u32,
     stress: u32,
-    /// The number of cracks an exact key's σ₁ is relieved by
-    /// ([`HotSample::pop_hottest_relieved`]).
+    /// The number of cracks an exact key's σ₁ is relieved by, once
+    /// [`HotSample::pop_hottest_relieved`] has computed it against its
+    /// threshold; [`NOT_RELIEVED`] before (the screening's exact keys
+    /// passed a lower threshold, the lowest the event can have).
     relieved_by: u32,
 }
+
+/// [`HotElement::relieved_by`] of a key not yet relieved.
+const NOT_RELIEVED: u32 = u32::MAX;
 
 impl HotElement {
     /// Heap order: larger key first; at equal keys bounds first (their σ₁
@@ -520,7 +525,7 @@ fn evaluate_group(
                         exact: false,
                         point,
                         stress: result.stresses.len() as u32,
-                        relieved_by: 0,
+                        relieved_by: NOT_RELIEVED,
                     },
                 ));
                 result.stresses.push(std::array::from_fn(|c| voigt[c]));
@@ -540,7 +545,7 @@ fn evaluate_group(
                         exact: true,
                         point,
                         stress: result.stresses.len() as u32,
-                        relieved_by: 0,
+                        relieved_by: NOT_RELIEVED,
                     },
                 ));
                 result.stresses.push(std::array::from_fn(|c| voigt[c]));
@@ -704,7 +709,7 @@ mod tests {
                     exact: false,
                     point: p,
                     stress: p,
-                    relieved_by: 0,
+                    relieved_by: NOT_RELIEVED,
                 })
                 .collect(),
             resolved_peak_pa: 0.0,
@@ -733,5 +738,25 @@ mod tests {
             cracks.push(p);
         }
         assert!(cracks.len() > 20, "{} cracks", cracks.len());
+        // The screening's exact keys passed a lower threshold than the
+        // one popped against: those at or below it never come out.
+        let mut screened = HotSample {
+            heap: (0..count)
+                .map(|p| HotElement {
+                    key: sigma_pa(p) as f32,
+                    exact: true,
+                    point: p,
+                    stress: p,
+                    relieved_by: NOT_RELIEVED,
+                })
+                .collect(),
+            resolved_peak_pa: 0.0,
+        };
+        let plain = |_: u32, s: &[f32; 6]| f64::from(s[0]);
+        let highest_pa = (0..count).map(sigma_pa).fold(0.0, f64::max);
+        assert_eq!(
+            screened.pop_hottest_relieved(highest_pa, &stresses, 0, plain),
+            None
+        );
     }
 }
