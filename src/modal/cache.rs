@@ -167,7 +167,6 @@ impl ModalCache {
                 .static_correction
                 .as_ref()
                 .and_then(|c| c.ordering())
-                .or(modes.factor_ordering.as_deref())
                 .and_then(|forward| forward.iter().map(|&i| u32::try_from(i).ok()).collect())
                 .unwrap_or_default(),
         };
