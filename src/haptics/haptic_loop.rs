@@ -29,8 +29,9 @@ const LOCKSTEP_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long lockstep spins for an answer before it sleeps for it.
 const LOCKSTEP_SPIN: Duration = Duration::from_micros(200);
-/// The sleeper spins the last stretch before a deadline.
-const SPIN_NS: u32 = 150_000;
+/// The sleeper spins the last stretch before a deadline (the device
+/// keeper's too): a sleep's wake-up is late by tens of microseconds.
+pub(super) const SPIN_NS: u32 = 150_000;
 
 /// How the loop runs: plain data fixed for the session.
 pub(super) struct LoopConfig {

@@ -26,10 +26,11 @@
 //! built), unpinned and without locking memory (`mlockall` is
 //! process-wide and lasts; the haptic thread asks for it when a real-time
 //! session starts), and reports what it obtained
-//! ([`DeviceKeeper::realtime`]). It never spins: it sleeps between its
-//! ticks in slices of [`HANDOVER_SLICE`], and parks while a session holds
-//! the device, so that a real-time thread that waits leaves its CPU to the
-//! others.
+//! ([`DeviceKeeper::realtime`]). Between its ticks it sleeps in slices of
+//! [`HANDOVER_SLICE`] and spins only the last [`SPIN_NS`] before a
+//! deadline, as the haptic loop does, and it parks while a session holds
+//! the device: a real-time thread that waits leaves its CPU to the
+//! others but for that stretch.
 //!
 //! Neither hand-over leaves the device waiting for the rest of a tick: the
 //! keeper sends a zero command just before it lends the device, and a
@@ -37,6 +38,7 @@
 //! from there.
 
 use super::deadlines::Deadlines;
+use super::haptic_loop::SPIN_NS;
 use super::realtime::{request_fifo, RealtimeReport, KEEPER_PRIORITY};
 use super::server::HAPTIC_RATE_HZ;
 use super::stats::{Distribution, Histogram};
@@ -338,8 +340,11 @@ fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
             continue;
         }
         // Sleeps in slices, so that a session asking for the device gets
-        // it within a slice, not a whole tick.
+        // it within a slice, not a whole tick, and spins the last
+        // stretch, as the haptic loop does, so that the tick starts on
+        // time rather than a wake-up late.
         let due = deadlines.due(tick);
+        let spin = Duration::from_nanos(SPIN_NS.into());
         loop {
             let now = Instant::now();
             if now >= due
@@ -348,7 +353,12 @@ fn keep_commanding(safety: Safety<Box<dyn Device>>, shared: &Shared) {
             {
                 break;
             }
-            std::thread::sleep((due - now).min(HANDOVER_SLICE));
+            let left = due - now;
+            if left > spin {
+                std::thread::sleep((left - spin).min(HANDOVER_SLICE));
+            } else {
+                std::hint::spin_loop();
+            }
         }
         let now = Instant::now();
         if now >= due {
