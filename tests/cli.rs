@@ -336,6 +336,54 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
         .contains("invalid value '0' for '--cracks-per-sample"));
 }
 
+/// Two strikes at once, one at negative coordinates (a leading minus is a
+/// value, not a flag), in `fracture`'s exact-peak mode and in the world's
+/// (`--no-exact-peak`): the same cracks and pieces, and the world's peak
+/// at most the exact one.
+#[test]
+fn fracture_takes_negative_coordinates_and_the_worlds_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "fracture",
+            "--mesh",
+            "tile:0.15,0.006:12,2",
+            "--material",
+            "ceramic-tile",
+            "--modes",
+            "30",
+            "--impact",
+            "0.03,0,0.006:0,0,-1:1:8",
+            "--impact",
+            "-0.03,-0.02,0.006:0,0,-1:1:8",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = tessera(&args, dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let exact = run(&[]);
+    let world = run(&["--no-exact-peak"]);
+    let contacts = |j: &serde_json::Value| {
+        j["events"][0]["contact_impulses_n_s"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(contacts(&exact), 2);
+    assert_eq!(contacts(&world), 2);
+    assert!(!exact["cracks"].as_array().unwrap().is_empty());
+    assert_eq!(exact["cracks"], world["cracks"]);
+    assert_eq!(exact["fragments"], world["fragments"]);
+    let peak = |j: &serde_json::Value| j["events"][0]["peak_stress_pa"].as_f64().unwrap();
+    assert!(peak(&world) <= peak(&exact));
+}
+
 #[test]
 fn log_device_writes_a_log_that_log_info_reads() {
     let dir = tempfile::tempdir().unwrap();
