@@ -83,8 +83,9 @@ pub struct Args {
     #[arg(long)]
     pub crack_plane_energy: bool,
     /// Evaluate only the elements that can crack, as the world does: an
-    /// event that breaks nothing then reports a lower bound of its peak
-    /// stress (`peak_stress_pa`), and costs less.
+    /// event that breaks nothing then costs less and reports a lower
+    /// bound of its peak stress (`peak_stress_pa`); one that breaks
+    /// reports the same cracks and pieces.
     #[arg(long)]
     pub no_exact_peak: bool,
     /// Print one JSON object instead of text.
