@@ -336,6 +336,19 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
         .contains("invalid value '0' for '--cracks-per-sample"));
 }
 
+/// `tessera fracture` on the 12×2 tile in 30 modes, the rest to follow.
+fn small_tile_fracture() -> Vec<&'static str> {
+    vec![
+        "fracture",
+        "--mesh",
+        "tile:0.15,0.006:12,2",
+        "--material",
+        "ceramic-tile",
+        "--modes",
+        "30",
+    ]
+}
+
 /// Two strikes at once, one at negative coordinates (a leading minus is a
 /// value, not a flag), in `fracture`'s exact-peak mode and in the world's
 /// (`--no-exact-peak`): the same cracks and pieces, and the world's peak
@@ -344,20 +357,14 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
 fn fracture_takes_negative_coordinates_and_the_worlds_mode() {
     let dir = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| -> serde_json::Value {
-        let mut args = vec![
-            "fracture",
-            "--mesh",
-            "tile:0.15,0.006:12,2",
-            "--material",
-            "ceramic-tile",
-            "--modes",
-            "30",
+        let mut args = small_tile_fracture();
+        args.extend_from_slice(&[
             "--impact",
             "0.03,0,0.006:0,0,-1:1:8",
             "--impact",
             "-0.03,-0.02,0.006:0,0,-1:1:8",
             "--json",
-        ];
+        ]);
         args.extend_from_slice(extra);
         let out = tessera(&args, dir.path());
         assert!(
@@ -382,6 +389,85 @@ fn fracture_takes_negative_coordinates_and_the_worlds_mode() {
     assert_eq!(exact["fragments"], world["fragments"]);
     let peak = |j: &serde_json::Value| j["events"][0]["peak_stress_pa"].as_f64().unwrap();
     assert!(peak(&world) <= peak(&exact));
+}
+
+/// `--repeat` runs the same event again on copies of the body (cache-cold
+/// here) and gets the same cracks and pieces; `--strike-fragment` then
+/// strikes the largest piece in its own basis, on its surface.
+#[test]
+fn fracture_repeats_the_event_and_strikes_its_largest_fragment() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = small_tile_fracture();
+        args.extend_from_slice(&["--impact", "0,0,0.006:0,0,-1:2.0", "--json"]);
+        args.extend_from_slice(extra);
+        tessera(&args, dir.path())
+    };
+    let out = run(&[
+        "--repeat",
+        "2",
+        "--cache-cold",
+        "--strike-fragment",
+        "0,0,-1:1:9",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cracks = json["cracks"].as_array().unwrap().len();
+    let fragments = json["fragments"].as_array().unwrap();
+    let repeats = json["repeats"].as_array().unwrap();
+    assert_eq!(repeats.len(), 2);
+    for r in repeats {
+        assert_eq!(r["cracks"].as_u64().unwrap() as usize, cracks);
+        assert_eq!(r["fragments"].as_u64().unwrap() as usize, fragments.len());
+        assert!(r["milliseconds"]["total"].as_f64().unwrap() > 0.0);
+    }
+    let largest = fragments
+        .iter()
+        .map(|f| f["volume_m3"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let piece = &json["fragment_event"];
+    // The piece is the intact part of the largest fragment, and is struck
+    // on the tile's top face within the tile.
+    let piece_tets = piece["tets"].as_u64().unwrap();
+    assert!(piece_tets > 0 && piece_tets < json["tets"].as_u64().unwrap());
+    assert!(largest > 0.0);
+    let point: Vec<f64> = piece["point_m"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!((point[2] - 0.006).abs() < 1e-12, "{point:?}");
+    assert!(point[0].abs() <= 0.075 && point[1].abs() <= 0.075);
+    assert!(
+        piece["events"][0]["contact"]["peak_force_n"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(piece["bytes"]["modal"]["shapes"].as_u64().unwrap() > 0);
+    let piece_repeats = piece["repeats"].as_array().unwrap();
+    assert_eq!(piece_repeats.len(), 2);
+    for r in piece_repeats {
+        assert_eq!(r["cracks"], piece["cracks"].as_array().unwrap().len());
+        assert_eq!(r["fragments"], piece["fragments"]);
+    }
+
+    let refused = |extra: &[&str], message: &str| {
+        let out = run(extra);
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{stderr}");
+    };
+    refused(
+        &["--strike-fragment", "0,0,-1"],
+        "--strike-fragment `0,0,-1`: expected NX,NY,NZ:IMPULSE[:SPEED]",
+    );
+    refused(&["--cache-cold"], "--repeat");
 }
 
 #[test]

@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # The fracture suite of issue 28: the fractures users make, from ~2k to
-# ~40k tets (and ~175k on request), each the first event in a fresh
-# process (`tessera fracture … --json`, the modal basis from the disk
-# cache, filled by one unmeasured run per case), in `fracture`'s
-# exact-peak mode and in the world's (`--no-exact-peak`: only elements
-# that can crack are evaluated). Prints one table: per case and mode the
-# event's total and initiation milliseconds, median (min–max) of RUNS,
-# its cracks and fragments, and the body's precomputed bytes (modal
-# tables, of which the static correction's factor). Warm and cache-cold
-# repeated events of the slabs: `cargo bench --bench fracture`.
+# ~40k tets (and ~175k on request), in `fracture`'s exact-peak mode and in
+# the world's (`--no-exact-peak`: only elements that can crack are
+# evaluated). Each case runs as the first event in a fresh process (the
+# modal basis from the disk cache, filled by one unmeasured run per
+# case), then WARM more times in that process (`--repeat`), and in a
+# second process the same with the CPU caches evicted before each repeat
+# (`--cache-cold`). The `*-fragment` cases break a body, then strike its
+# largest piece in the piece's own basis (`--strike-fragment`, as the
+# world's background analysis gives it) and time that second event.
 #
-#   tools/fracture_suite.sh [RUNS] [CASE...]
+# Prints one table: per case and mode the event's total milliseconds
+# (first event: median (min–max) of the RUNS × 2 processes; warm and
+# cache-cold: of their RUNS × WARM repeats), the first event's
+# initiation, its cracks and fragments, and the struck body's
+# precomputed bytes (modal tables, of which the static correction's
+# factor).
+#
+#   tools/fracture_suite.sh [RUNS] [CASE...]      (WARM=3 by default)
 #
 # RUNS default 3; CASE a name of the list below (default all but
 # slab-175k, whose first analysis takes about 10 min and 15 GB). The bowl
@@ -19,6 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
+warm=${WARM:-3}
 shift || true
 cargo build --release --quiet
 bin=target/release/tessera
@@ -27,6 +35,7 @@ mkdir -p "$dir"
 
 slab_strike="0.15,0.15,0.03:0,0,-1:600:30 --impactor-mass 20 --impactor-radius 0.1"
 # name | mesh | material | impact arguments (after the first --impact)
+# [| the fragment's strike, NX,NY,NZ:IMPULSE[:SPEED]]
 cases=(
   "pane-2mm-soft|box:0.2,0.2,0.002:18,18,1|float-glass|0.1,0.1,0.002:0,0,-1:1:6"
   "pane-2mm-hard|box:0.2,0.2,0.002:18,18,1|float-glass|0.1,0.1,0.002:0,0,-1:1:12"
@@ -36,6 +45,8 @@ cases=(
   "tile-two-strikes|tile:0.15,0.006:24,2|ceramic-tile|0.03,0,0.006:0,0,-1:1:5 --impact -0.03,0.02,0.006:0,0,-1:1:5"
   "tile-40k-soft|tile:0.15,0.006:58,2|ceramic-tile|0,0,0.006:0,0,-1:1:3"
   "tile-40k-hard|tile:0.15,0.006:58,2|ceramic-tile|0,0,0.006:0,0,-1:2:18"
+  "tile-fragment|tile:0.15,0.006:24,2|ceramic-tile|0,0,0.006:0,0,-1:1:6|0,0,-1:2:18"
+  "tile-40k-fragment|tile:0.15,0.006:58,2|ceramic-tile|0,0,0.006:0,0,-1:1:6|0,0,-1:2:18"
   "slab-1.7k|box:0.3,0.3,0.03:12,12,2|glondu-slab|$slab_strike"
   "slab-8k|box:0.3,0.3,0.03:26,26,2|glondu-slab|$slab_strike"
   "slab-40k|box:0.3,0.3,0.03:41,41,4|glondu-slab|$slab_strike"
@@ -64,41 +75,67 @@ bowl() { # SIZE_M OUT
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-17s %7s %-6s %-23s %-23s %6s %9s %9s %9s\n' case tets mode \
-  "total ms" "initiation ms" cracks fragments modal_MB factor_MB
+printf '%-17s %7s %-6s %-23s %-23s %-23s %-23s %6s %9s %9s %9s\n' case tets mode \
+  "first ms" "warm ms" "cache-cold ms" "first initiation ms" cracks fragments modal_MB factor_MB
 for name in "${chosen[@]}"; do
   found=""
   for case in "${cases[@]}"; do
     [ "${case%%|*}" = "$name" ] && found=$case
   done
   [ -n "$found" ] || { echo "unknown case $name" >&2; exit 2; }
-  IFS='|' read -r _ mesh material impact <<< "$found"
+  IFS='|' read -r _ mesh material impact again <<< "$found"
   case $mesh in
     */bowl-3k.msh) bowl 0.012 "$mesh" ;;
     */bowl-40k.msh) bowl 0.0033 "$mesh" ;;
   esac
+  extra=()
+  [ -n "$again" ] && extra=(--strike-fragment "$again")
   # shellcheck disable=SC2086 # the impact arguments split on purpose
-  strike() { "$bin" fracture --mesh "$mesh" --material "$material" --impact $impact --json "$@" 2> /dev/null; }
+  strike() { "$bin" fracture --mesh "$mesh" --material "$material" --impact $impact "${extra[@]}" --json "$@" 2> /dev/null; }
   strike > /dev/null
-  : > "$out/exact.jsonl"
-  : > "$out/world.jsonl"
-  for _ in $(seq "$runs"); do
-    strike | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))' >> "$out/exact.jsonl"
-    strike --no-exact-peak | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))' >> "$out/world.jsonl"
+  for mode in exact world; do
+    flag=()
+    [ "$mode" = world ] && flag=(--no-exact-peak)
+    : > "$out/$mode-warm.json"
+    : > "$out/$mode-cold.json"
+    for _ in $(seq "$runs"); do
+      strike "${flag[@]}" --repeat "$warm" >> "$out/$mode-warm.json"
+      strike "${flag[@]}" --repeat "$warm" --cache-cold >> "$out/$mode-cold.json"
+    done
   done
   python3 - "$name" "$out" <<'PY'
 import json, statistics, sys
 name, out = sys.argv[1:]
+
+def objects(path):
+    """The JSON objects `tessera fracture --json` printed, one after another."""
+    text, decoder, found, at = open(path).read(), json.JSONDecoder(), [], 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return found
+        obj, at = decoder.raw_decode(text, at)
+        found.append(obj)
+
+def spread(values):
+    return "%.1f (%.1f–%.1f)" % (statistics.median(values), min(values), max(values))
+
 for mode in ("exact", "world"):
-    runs = [json.loads(line) for line in open(f"{out}/{mode}.jsonl")]
-    def spread(key):
-        v = [r["milliseconds"][key] for r in runs]
-        return "%.1f (%.1f–%.1f)" % (statistics.median(v), min(v), max(v))
-    r = runs[0]
+    warm, cold = objects(f"{out}/{mode}-warm.json"), objects(f"{out}/{mode}-cold.json")
+    # A fragment case times the piece's event; its body is the piece.
+    event = lambda run: run["fragment_event"] or run
+    first = [event(r) for r in warm + cold]
+    total = lambda runs: [r["milliseconds"]["total"] for r in runs]
+    again = lambda runs: [x["milliseconds"]["total"] for r in runs for x in event(r)["repeats"]]
+    r = first[0]
+    tets = r["tets"]
+    cracks = len(r["cracks"])
+    pieces = r["fragments"] if isinstance(r["fragments"], int) else len(r["fragments"])
     modal = r["bytes"]["modal"]
-    print("%-17s %7d %-6s %-23s %-23s %6d %9d %9.1f %9.1f" % (
-        name, r["tets"], mode, spread("total"), spread("initiation"),
-        len(r["cracks"]), len(r["fragments"]),
-        sum(modal.values()) / 1e6, modal.get("static_correction", 0) / 1e6))
+    print("%-17s %7d %-6s %-23s %-23s %-23s %-23s %6d %9d %9.1f %9.1f" % (
+        name, tets, mode, spread(total(first)), spread(again(warm)), spread(again(cold)),
+        spread([x["milliseconds"]["initiation"] for x in first]),
+        cracks, pieces, sum(modal.values()) / 1e6, modal.get("static_correction", 0) / 1e6))
 PY
 done

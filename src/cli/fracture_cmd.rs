@@ -9,7 +9,8 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 use tessera::fracture::{
-    BreakableBody, ContactPoint, Counters, FractureSettings, Impactor, Pattern, StaticLoad,
+    BasisResult, BreakableBody, ContactPoint, Counters, FractureSettings, Fragment, ImpactOutcome,
+    Impactor, Pattern, StaticLoad,
 };
 use tessera::mesh::{write_obj, write_vtk, CellField, MeshSpec, NodeField};
 use tessera::modal::{analyse, default_cache_dir, ModalCache};
@@ -88,6 +89,27 @@ pub struct Args {
     /// reports the same cracks and pieces.
     #[arg(long)]
     pub no_exact_peak: bool,
+    /// Run the event N more times after the first, each on a copy of the
+    /// body as it was before it (warm: the process, its threads and the
+    /// CPU caches have run it once), and report each run's milliseconds
+    /// (`repeats`).
+    #[arg(long, value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=1000).map(|n| n as usize))]
+    pub repeat: usize,
+    /// Before each repeated event, write 128 MB elsewhere, so that it finds
+    /// none of the tables the last one read in the CPU caches, as when
+    /// other work runs between fractures.
+    #[arg(long, requires = "repeat")]
+    pub cache_cold: bool,
+    /// Then strike the event's largest fragment, `NX,NY,NZ:IMPULSE[:SPEED]`
+    /// (inward normal, impulse in N·s, speed in m/s), once it has a modal
+    /// basis of its own as the world's background analysis gives it
+    /// (its intact part), where an impactor moving along the normal
+    /// through that part's centre meets it first (a bent piece the line
+    /// misses: the centre of its face nearest the line). Reported as
+    /// `fragment_event` (repeated as the first event is).
+    #[arg(long, value_name = "SPEC", allow_hyphen_values = true)]
+    pub strike_fragment: Option<String>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -123,28 +145,47 @@ pub(super) fn numbers<const N: usize>(
 }
 
 fn parse_impact(spec: &str, impactor: &Impactor) -> anyhow::Result<ContactPoint> {
-    let parts: Vec<&str> = spec.split(':').collect();
-    if !(3..=4).contains(&parts.len()) {
-        bail!("--impact `{spec}`: expected X,Y,Z:NX,NY,NZ:IMPULSE[:SPEED]");
+    const FORM: &str = "X,Y,Z:NX,NY,NZ:IMPULSE[:SPEED]";
+    let Some((point, strike)) = spec.split_once(':') else {
+        bail!("--impact `{spec}`: expected {FORM}");
+    };
+    let point = numbers::<3>(point, "the point", spec)?;
+    parse_strike(strike, "--impact", spec, FORM, impactor).map(|c| ContactPoint {
+        point_m: Point3::from(point),
+        ..c
+    })
+}
+
+/// The `NX,NY,NZ:IMPULSE[:SPEED]` part `strike` of `flag`'s value `spec`
+/// (of the form `form`), as a contact at the origin.
+fn parse_strike(
+    strike: &str,
+    flag: &str,
+    spec: &str,
+    form: &str,
+    impactor: &Impactor,
+) -> anyhow::Result<ContactPoint> {
+    let parts: Vec<&str> = strike.split(':').collect();
+    if !(2..=3).contains(&parts.len()) {
+        bail!("{flag} `{spec}`: expected {form}");
     }
-    let point = numbers::<3>(parts[0], "the point", spec)?;
-    let normal = Vector3::from(numbers::<3>(parts[1], "the normal", spec)?);
+    let normal = Vector3::from(numbers::<3>(parts[0], "the normal", spec)?);
     if normal.norm() == 0.0 {
-        bail!("--impact `{spec}`: the normal is zero");
+        bail!("{flag} `{spec}`: the normal is zero");
     }
-    let [impulse] = numbers::<1>(parts[2], "the impulse", spec)?;
+    let [impulse] = numbers::<1>(parts[1], "the impulse", spec)?;
     if impulse <= 0.0 {
-        bail!("--impact `{spec}`: the impulse must be positive");
+        bail!("{flag} `{spec}`: the impulse must be positive");
     }
-    let speed = match parts.get(3) {
+    let speed = match parts.get(2) {
         Some(text) => numbers::<1>(text, "the speed", spec)?[0],
         None => impulse / impactor.mass_kg,
     };
     if speed <= 0.0 {
-        bail!("--impact `{spec}`: the speed must be positive");
+        bail!("{flag} `{spec}`: the speed must be positive");
     }
     Ok(ContactPoint {
-        point_m: Point3::from(point),
+        point_m: Point3::origin(),
         normal: normal.normalize(),
         impulse_n_s: impulse,
         relative_speed_m_s: speed,
@@ -174,7 +215,7 @@ struct FragmentJson {
     tets: usize,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy)]
 struct Milliseconds {
     initiation: f64,
     /// Of `initiation`, the event's scaled threshold.
@@ -252,19 +293,53 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             args.body.mesh, args.body.material
         )
     })?;
-    let mut counters = Counters::default();
-    let start = Instant::now();
-    let mut outcomes = Vec::new();
-    if !contacts.is_empty() {
-        outcomes.push(body.impact(&contacts, &fracture_settings, &threads, &mut counters));
-    }
-    if !loads.is_empty() {
-        outcomes.push(body.static_load(&loads, &fracture_settings, &threads, &mut counters));
-    }
-    let t = Instant::now();
-    let fragments = body.fragments(&threads);
-    let meshing = t.elapsed().as_secs_f64() * 1e3;
-    let total = start.elapsed().as_secs_f64() * 1e3;
+    let strike_fragment = args
+        .strike_fragment
+        .as_deref()
+        .map(|spec| {
+            parse_strike(
+                spec,
+                "--strike-fragment",
+                spec,
+                "NX,NY,NZ:IMPULSE[:SPEED]",
+                &impactor,
+            )
+        })
+        .transpose()?;
+    let mut eviction = vec![0u8; if args.cache_cold { EVICTION_BYTES } else { 0 }];
+    let pristine = (args.repeat > 0).then(|| body.clone());
+    let EventRun {
+        outcomes,
+        fragments,
+        milliseconds,
+    } = run_event(&mut body, &contacts, &loads, &fracture_settings, &threads);
+    let repeats = pristine
+        .map(|pristine| {
+            repeat_event(
+                &pristine,
+                &contacts,
+                &loads,
+                &fracture_settings,
+                &threads,
+                args.repeat,
+                &mut eviction,
+            )
+        })
+        .unwrap_or_default();
+    let fragment_event = strike_fragment
+        .map(|strike| {
+            strike_largest_fragment(
+                &body,
+                &fragments,
+                strike,
+                &fracture_settings,
+                &cache,
+                &threads,
+                args.repeat,
+                &mut eviction,
+            )
+        })
+        .transpose()?;
     let pattern = Pattern::of(body.mesh(), body.state(), &fragments);
     if let Some(path) = &args.pattern {
         std::fs::write(path, serde_json::to_string_pretty(&pattern)?)
@@ -309,13 +384,6 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             }],
         )?;
     }
-    let milliseconds = Milliseconds {
-        initiation: counters.initiation_s * 1e3,
-        strength: counters.strength_s * 1e3,
-        propagation: counters.propagation_s * 1e3,
-        meshing,
-        total,
-    };
     if args.json {
         let json = serde_json::json!({
             "mesh": args.body.mesh,
@@ -335,17 +403,10 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             "pattern": pattern,
             "bytes": body.table_bytes(),
             "cracks": cracks,
-            "events": outcomes.iter().map(|o| serde_json::json!({
-                "contact_duration_s": o.contact_duration_s,
-                "time_step_s": o.time_step_s,
-                "steps": o.steps,
-                "peak_stress_pa": o.peak_stress_pa,
-                "strength": o.strength,
-                "points_evaluated": o.points_evaluated,
-                "contact": o.contact,
-                "contact_impulses_n_s": o.contact_impulses_n_s,
-            })).collect::<Vec<_>>(),
+            "events": events_json(&outcomes),
             "milliseconds": milliseconds,
+            "repeats": repeats,
+            "fragment_event": fragment_event.as_ref().map(FragmentEvent::json),
         });
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
@@ -396,19 +457,321 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 f.triangles.len()
             );
         }
-        println!(
-            "milliseconds: initiation {:.2} (of which the threshold {:.2}), propagation {:.2}, meshing {:.2}, total {:.2}",
-            milliseconds.initiation,
-            milliseconds.strength,
-            milliseconds.propagation,
-            milliseconds.meshing,
-            milliseconds.total
-        );
+        print_milliseconds("milliseconds", &milliseconds);
+        print_repeats(&repeats, args.cache_cold);
+        if let Some(event) = &fragment_event {
+            let [x, y, z] = event.point_m;
+            println!(
+                "fragment {} ({} intact tets, its own {} modes) struck at ({x:.4}, {y:.4}, {z:.4}) m: \
+                 peak principal stress {:.2} MPa, {} crack(s), {} fragment(s)",
+                event.fragment,
+                event.tets,
+                event.modes,
+                event.outcome.peak_stress_pa / 1e6,
+                event.outcome.cracks.len(),
+                event.fragments
+            );
+            print_milliseconds("  milliseconds", &event.milliseconds);
+            print_repeats(&event.repeats, args.cache_cold);
+        }
         if let Some(dir) = &args.out {
             println!("wrote {}", dir.display());
         }
     }
     Ok(())
+}
+
+/// Written before each cache-cold event: several times this machine's
+/// last-level cache (32 MB), as `benches/fracture.rs` does.
+const EVICTION_BYTES: usize = 128 << 20;
+
+/// Writes one byte per cache line of `buffer`.
+fn evict_caches(buffer: &mut [u8]) {
+    for line in buffer.chunks_mut(64) {
+        line[0] = line[0].wrapping_add(1);
+    }
+    std::hint::black_box(buffer);
+}
+
+/// One event's physics and wall times.
+struct EventRun {
+    outcomes: Vec<ImpactOutcome>,
+    fragments: Vec<Fragment>,
+    milliseconds: Milliseconds,
+}
+
+/// The impacts as one event, then the held loads, then the fragments'
+/// meshes, timed from the impact (making the body is preparation, like
+/// its modal basis).
+fn run_event(
+    body: &mut BreakableBody,
+    contacts: &[ContactPoint],
+    loads: &[StaticLoad],
+    settings: &FractureSettings,
+    threads: &rayon::ThreadPool,
+) -> EventRun {
+    let mut counters = Counters::default();
+    let start = Instant::now();
+    let mut outcomes = Vec::new();
+    if !contacts.is_empty() {
+        outcomes.push(body.impact(contacts, settings, threads, &mut counters));
+    }
+    if !loads.is_empty() {
+        outcomes.push(body.static_load(loads, settings, threads, &mut counters));
+    }
+    let t = Instant::now();
+    let fragments = body.fragments(threads);
+    let meshing = t.elapsed().as_secs_f64() * 1e3;
+    let milliseconds = Milliseconds {
+        initiation: counters.initiation_s * 1e3,
+        strength: counters.strength_s * 1e3,
+        propagation: counters.propagation_s * 1e3,
+        meshing,
+        total: start.elapsed().as_secs_f64() * 1e3,
+    };
+    EventRun {
+        outcomes,
+        fragments,
+        milliseconds,
+    }
+}
+
+/// A repeated event: its wall times, and its cracks and pieces, which are
+/// the first run's (the engine is deterministic).
+#[derive(Serialize)]
+struct Repeat {
+    milliseconds: Milliseconds,
+    cracks: usize,
+    fragments: usize,
+}
+
+/// `count` runs of the event, each on a copy of `pristine`, the caches
+/// evicted first if `eviction` is not empty.
+fn repeat_event(
+    pristine: &BreakableBody,
+    contacts: &[ContactPoint],
+    loads: &[StaticLoad],
+    settings: &FractureSettings,
+    threads: &rayon::ThreadPool,
+    count: usize,
+    eviction: &mut [u8],
+) -> Vec<Repeat> {
+    (0..count)
+        .map(|_| {
+            let mut body = pristine.clone();
+            evict_caches(eviction);
+            let run = run_event(&mut body, contacts, loads, settings, threads);
+            Repeat {
+                milliseconds: run.milliseconds,
+                cracks: run.outcomes.iter().map(|o| o.cracks.len()).sum(),
+                fragments: run.fragments.len(),
+            }
+        })
+        .collect()
+}
+
+/// The event `--strike-fragment` made: a fragment of the first struck in
+/// its own basis.
+struct FragmentEvent {
+    /// The fragment's identifier in the first event.
+    fragment: u32,
+    /// Its intact tets, which its basis holds.
+    tets: usize,
+    modes: usize,
+    point_m: [f64; 3],
+    outcome: ImpactOutcome,
+    fragments: usize,
+    /// The fragment body's precomputed tables.
+    bytes: tessera::fracture::BodyBytes,
+    milliseconds: Milliseconds,
+    repeats: Vec<Repeat>,
+}
+
+impl FragmentEvent {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "fragment": self.fragment,
+            "tets": self.tets,
+            "modes": self.modes,
+            "point_m": self.point_m,
+            "cracks": self.outcome.cracks,
+            "fragments": self.fragments,
+            "bytes": self.bytes,
+            "events": events_json(std::slice::from_ref(&self.outcome)),
+            "milliseconds": self.milliseconds,
+            "repeats": self.repeats,
+        })
+    }
+}
+
+/// Strikes the largest of `pieces` (the fragments of `body`'s event) with
+/// `strike` once it has its own modal basis, analysed as the world's
+/// background analysis does (`BreakableBody::own_basis_job`, the same
+/// cache); then `repeat` more times on copies of it.
+#[allow(clippy::too_many_arguments)]
+fn strike_largest_fragment(
+    body: &BreakableBody,
+    pieces: &[Fragment],
+    strike: ContactPoint,
+    settings: &FractureSettings,
+    cache: &ModalCache,
+    threads: &rayon::ThreadPool,
+    repeat: usize,
+    eviction: &mut [u8],
+) -> anyhow::Result<FragmentEvent> {
+    if pieces.len() < 2 {
+        bail!("--strike-fragment: the first event did not break the body");
+    }
+    let largest = pieces
+        .iter()
+        .filter(|f| !f.is_gap)
+        .max_by(|a, b| a.volume_m3.total_cmp(&b.volume_m3))
+        .context("--strike-fragment: the first event left only gap pieces")?;
+    let job = body.own_basis_job(largest, 0, 1).with_context(|| {
+        format!(
+            "--strike-fragment: fragment {} has no intact part to analyse",
+            largest.id
+        )
+    })?;
+    let bar = solve_progress("the fragment's modal analysis");
+    let start = Instant::now();
+    let basis = analyse(
+        &job.mesh,
+        &job.material,
+        &job.settings,
+        Some(cache),
+        threads,
+        &|n| bar.set_position(n as u64),
+    )
+    .map(|(basis, _)| basis);
+    bar.finish_and_clear();
+    let modes = job.settings.modes;
+    let mut piece = body
+        .with_own_basis(BasisResult {
+            key: 0,
+            mesh: job.mesh,
+            material: job.material,
+            parent_tets: job.parent_tets,
+            basis,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+        .with_context(|| {
+            format!(
+                "--strike-fragment: fragment {}'s modal analysis",
+                largest.id
+            )
+        })?;
+    let point_m = strike_point(piece.mesh(), &strike.normal).with_context(|| {
+        format!(
+            "--strike-fragment: no face of fragment {}'s intact part faces the impactor",
+            largest.id
+        )
+    })?;
+    let contacts = [ContactPoint { point_m, ..strike }];
+    let pristine = (repeat > 0).then(|| piece.clone());
+    let mut run = run_event(&mut piece, &contacts, &[], settings, threads);
+    let repeats = pristine
+        .map(|p| repeat_event(&p, &contacts, &[], settings, threads, repeat, eviction))
+        .unwrap_or_default();
+    Ok(FragmentEvent {
+        fragment: largest.id,
+        tets: piece.mesh().tet_count(),
+        modes,
+        point_m: [point_m.x, point_m.y, point_m.z],
+        outcome: run.outcomes.remove(0),
+        fragments: run.fragments.len(),
+        bytes: piece.table_bytes(),
+        milliseconds: run.milliseconds,
+        repeats,
+    })
+}
+
+/// Where a body moving along `normal` through the centre of `mesh`'s
+/// volume touches its boundary first: of the line's crossings of the
+/// boundary triangles (Möller & Trumbore 1997), the farthest back along
+/// `normal`. A piece whose line misses it (a bent or notched piece) is
+/// struck at the centre of the boundary triangle facing the impactor
+/// (within 60° of it) whose centre lies nearest the line.
+fn strike_point(mesh: &tessera::mesh::TetMesh, normal: &Vector3<f64>) -> Option<Point3<f64>> {
+    let volume = mesh.volume();
+    let centre = (0..mesh.tet_count()).fold(Point3::origin(), |sum, t| {
+        sum + mesh.tet_centroid(t).coords * (mesh.tet_volume(t) / volume)
+    });
+    let (points, triangles) = mesh.boundary_surface();
+    let back = -normal;
+    let corners = |tri: &[u32; 3]| tri.map(|i| points[i as usize]);
+    let crossing = triangles
+        .iter()
+        .filter_map(|tri| {
+            let [a, b, c] = corners(tri);
+            let (e1, e2) = (b - a, c - a);
+            let p = back.cross(&e2);
+            let det = e1.dot(&p);
+            if det.abs() < 1e-300 {
+                return None;
+            }
+            let s = centre - a;
+            let u = s.dot(&p) / det;
+            let q = s.cross(&e1);
+            let v = back.dot(&q) / det;
+            let inside = (0.0..=1.0).contains(&u) && v >= 0.0 && u + v <= 1.0;
+            inside.then(|| e2.dot(&q) / det)
+        })
+        .max_by(f64::total_cmp);
+    if let Some(t) = crossing {
+        return Some(centre + back * t);
+    }
+    triangles
+        .iter()
+        .filter_map(|tri| {
+            let [a, b, c] = corners(tri);
+            let outward = (b - a).cross(&(c - a)).normalize();
+            let middle = Point3::from((a.coords + b.coords + c.coords) / 3.0);
+            let off_line = (middle - centre) - normal * (middle - centre).dot(normal);
+            (outward.dot(normal) <= -0.5).then_some((off_line.norm(), middle))
+        })
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .map(|(_, middle)| middle)
+}
+
+fn events_json(outcomes: &[ImpactOutcome]) -> Vec<serde_json::Value> {
+    outcomes
+        .iter()
+        .map(|o| {
+            serde_json::json!({
+                "contact_duration_s": o.contact_duration_s,
+                "time_step_s": o.time_step_s,
+                "steps": o.steps,
+                "peak_stress_pa": o.peak_stress_pa,
+                "strength": o.strength,
+                "points_evaluated": o.points_evaluated,
+                "contact": o.contact,
+                "contact_impulses_n_s": o.contact_impulses_n_s,
+            })
+        })
+        .collect()
+}
+
+fn print_milliseconds(label: &str, ms: &Milliseconds) {
+    println!(
+        "{label}: initiation {:.2} (of which the threshold {:.2}), propagation {:.2}, meshing {:.2}, total {:.2}",
+        ms.initiation, ms.strength, ms.propagation, ms.meshing, ms.total
+    );
+}
+
+fn print_repeats(repeats: &[Repeat], cache_cold: bool) {
+    let kind = if cache_cold { "cache-cold" } else { "warm" };
+    for (i, r) in repeats.iter().enumerate() {
+        print_milliseconds(
+            &format!(
+                "  again {} ({kind}; {} crack(s), {} fragment(s)), milliseconds",
+                i + 1,
+                r.cracks,
+                r.fragments
+            ),
+            &r.milliseconds,
+        );
+    }
 }
 
 /// How an event's threshold came from R_c, if it was scaled.
