@@ -9,7 +9,7 @@ use tessera::config::Material;
 use tessera::fem::ElementOrder;
 use tessera::fracture::*;
 use tessera::mesh::{box_mesh, tile_mesh, TetMesh};
-use tessera::modal::{analyse, EigenSettings, ModeDynamics};
+use tessera::modal::{analyse, EigenSettings, ModalCache, ModeDynamics};
 
 fn tile() -> TetMesh {
     tile_mesh(0.15, 0.006, 20, 2, None).unwrap()
@@ -614,6 +614,34 @@ fn background_basis_of_a_fragment_equals_a_direct_analysis() {
     assert_eq!(own.state().damaged_count(), 0);
     assert_eq!(own.fragments(threads()).len(), 1);
     assert_eq!(own.basis().eigenvalues, basis.eigenvalues);
+
+    // From the modal cache, whose bases keep no factor of K − σM, a job's
+    // basis still comes with its static correction: the piece's first
+    // impact does not factorise on the thread that checks it.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ModalCache::new(dir.path());
+    let first = job.clone().run(Some(&cache), threads(), &|_| {});
+    assert!(first
+        .basis
+        .unwrap()
+        .table_bytes()
+        .static_correction
+        .is_some());
+    let (cached, report) = analyse(
+        &job.mesh,
+        &material,
+        &job.settings,
+        Some(&cache),
+        threads(),
+        &|_| {},
+    )
+    .unwrap();
+    assert!(report.from_cache);
+    assert!(cached.table_bytes().static_correction.is_none());
+    let again = job.run(Some(&cache), threads(), &|_| {});
+    let again = again.basis.unwrap();
+    assert_eq!(again.eigenvalues, cached.eigenvalues);
+    assert!(again.table_bytes().static_correction.is_some());
 }
 
 fn largest(pieces: &[Fragment]) -> &Fragment {

@@ -9,8 +9,8 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 use tessera::fracture::{
-    BasisResult, BreakableBody, ContactPoint, Counters, FractureSettings, Fragment, ImpactOutcome,
-    Impactor, Pattern, StaticLoad,
+    BreakableBody, ContactPoint, Counters, FractureSettings, Fragment, ImpactOutcome, Impactor,
+    Pattern, StaticLoad,
 };
 use tessera::mesh::{write_obj, write_vtk, CellField, MeshSpec, NodeField};
 use tessera::modal::{analyse, default_cache_dir, ModalCache};
@@ -606,8 +606,9 @@ impl FragmentEvent {
 
 /// Strikes the largest of `pieces` (the fragments of `body`'s event) with
 /// `strike` once it has its own modal basis, analysed as the world's
-/// background analysis does (`BreakableBody::own_basis_job`, the same
-/// cache); then `repeat` more times on copies of it.
+/// background analysis does (`BreakableBody::own_basis_job`,
+/// `BasisJob::run`, the same cache); then `repeat` more times on copies
+/// of it.
 #[allow(clippy::too_many_arguments)]
 fn strike_largest_fragment(
     body: &BreakableBody,
@@ -634,33 +635,15 @@ fn strike_largest_fragment(
         )
     })?;
     let bar = solve_progress("the fragment's modal analysis");
-    let start = Instant::now();
-    let basis = analyse(
-        &job.mesh,
-        &job.material,
-        &job.settings,
-        Some(cache),
-        threads,
-        &|n| bar.set_position(n as u64),
-    )
-    .map(|(basis, _)| basis);
-    bar.finish_and_clear();
     let modes = job.settings.modes;
-    let mut piece = body
-        .with_own_basis(BasisResult {
-            key: 0,
-            mesh: job.mesh,
-            material: job.material,
-            parent_tets: job.parent_tets,
-            basis,
-            seconds: start.elapsed().as_secs_f64(),
-        })
-        .with_context(|| {
-            format!(
-                "--strike-fragment: fragment {}'s modal analysis",
-                largest.id
-            )
-        })?;
+    let result = job.run(Some(cache), threads, &|n| bar.set_position(n as u64));
+    bar.finish_and_clear();
+    let mut piece = body.with_own_basis(result).with_context(|| {
+        format!(
+            "--strike-fragment: fragment {}'s modal analysis",
+            largest.id
+        )
+    })?;
     let point_m = strike_point(piece.mesh(), &strike.normal).with_context(|| {
         format!(
             "--strike-fragment: no face of fragment {}'s intact part faces the impactor",
