@@ -333,8 +333,8 @@ fn brute_force_static_peak(b: &BreakableBody, node: usize, force: &Vector3<f64>)
     let correction = basis
         .static_correction(mesh, b.material())
         .expect("the factor");
-    let highest = basis.eigenvalues[basis.mode_count() - 1];
-    let mut u = correction.residual_shapes(load.as_ref(), basis.shapes.as_ref(), highest);
+    let mut u =
+        correction.residual_shapes(load.as_ref(), basis.shapes.as_ref(), &basis.eigenvalues);
     for j in 0..basis.mode_count() {
         let x = Vector3::from_fn(|axis, _| basis.shapes[(3 * node + axis, j)]);
         let z = x.dot(force) / basis.eigenvalues[j];

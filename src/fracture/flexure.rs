@@ -488,7 +488,7 @@ impl FlexureField {
         // No modes retained: the residual shape is the whole static
         // response, less rigid motions the balanced load does not excite.
         let no_modes = Mat::<f64>::zeros(dofs, 0);
-        let displacement = correction.residual_shapes(load.as_ref(), no_modes.as_ref(), 0.0);
+        let displacement = correction.residual_shapes(load.as_ref(), no_modes.as_ref(), &[]);
         let stress = ModalStress::new(elastic, material, &displacement);
         Ok(Self { mesh, stress })
     }

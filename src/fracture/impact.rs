@@ -329,14 +329,14 @@ impl BreakableBody {
             return None;
         }
         let correction = self.basis.static_correction(&self.mesh, &self.material)?;
-        let highest = self.basis.eigenvalues.last().copied().unwrap_or(0.0);
+        let eigenvalues = &self.basis.eigenvalues[..];
         let modes = self.basis.shapes.as_ref();
         let n = correction.dofs();
         let (staying, new): (Vec<usize>, Vec<usize>) = (0..loads.len()).partition(|&c| stays[c]);
         let mut shapes = faer::Mat::<f64>::zeros(n, loads.len());
         if !staying.is_empty() {
             let kept: Vec<&[(usize, f64)]> = staying.iter().map(|&c| &loads[c][..]).collect();
-            let kept_shapes = correction.point_load_shapes(&kept, modes, highest);
+            let kept_shapes = correction.point_load_shapes(&kept, modes, eigenvalues);
             for (k, &c) in staying.iter().enumerate() {
                 shapes.col_mut(c).copy_from(kept_shapes.col(k));
             }
@@ -348,7 +348,7 @@ impl BreakableBody {
                     dense[(dof, k)] += f;
                 }
             }
-            let new_shapes = correction.residual_shapes(dense.as_ref(), modes, highest);
+            let new_shapes = correction.residual_shapes(dense.as_ref(), modes, eigenvalues);
             for (k, &c) in new.iter().enumerate() {
                 shapes.col_mut(c).copy_from(new_shapes.col(k));
             }
@@ -373,9 +373,11 @@ impl BreakableBody {
             .basis
             .static_correction(&self.mesh, &self.material)
             .expect("residual shapes come from the static correction");
-        let highest = self.basis.eigenvalues.last().copied().unwrap_or(0.0);
-        let second =
-            correction.second_order_shapes(residual.as_ref(), self.basis.shapes.as_ref(), highest);
+        let second = correction.second_order_shapes(
+            residual.as_ref(),
+            self.basis.shapes.as_ref(),
+            &self.basis.eigenvalues,
+        );
         let mut shapes = faer::Mat::<f64>::zeros(residual.nrows(), 2 * n);
         for c in 0..n {
             shapes.col_mut(c).copy_from(residual.col(c));
