@@ -215,7 +215,7 @@ struct FragmentJson {
     tets: usize,
 }
 
-#[derive(Serialize, Clone, Copy)]
+#[derive(Serialize)]
 struct Milliseconds {
     initiation: f64,
     /// Of `initiation`, the event's scaled threshold.
@@ -260,6 +260,19 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         .iter()
         .map(|s| parse_load(s))
         .collect::<Result<_, _>>()?;
+    let strike_fragment = args
+        .strike_fragment
+        .as_deref()
+        .map(|spec| {
+            parse_strike(
+                spec,
+                "--strike-fragment",
+                spec,
+                "NX,NY,NZ:IMPULSE[:SPEED]",
+                &impactor,
+            )
+        })
+        .transpose()?;
     let library = material_library(cli)?;
     let material = library.get(&args.body.material)?.clone();
     let rankine_threshold_pa = material.rankine_threshold_pa;
@@ -293,19 +306,6 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             args.body.mesh, args.body.material
         )
     })?;
-    let strike_fragment = args
-        .strike_fragment
-        .as_deref()
-        .map(|spec| {
-            parse_strike(
-                spec,
-                "--strike-fragment",
-                spec,
-                "NX,NY,NZ:IMPULSE[:SPEED]",
-                &impactor,
-            )
-        })
-        .transpose()?;
     let mut eviction = vec![0u8; if args.cache_cold { EVICTION_BYTES } else { 0 }];
     let pristine = (args.repeat > 0).then(|| body.clone());
     let EventRun {
