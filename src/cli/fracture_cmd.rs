@@ -779,3 +779,42 @@ fn scaling(strength: &tessera::fracture::EventStrength, rankine_threshold_pa: f6
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera::mesh::{box_mesh, TetMesh};
+
+    /// A 3 × 3 × 1 m slab of 3 × 3 cells, without its middle cell when
+    /// `ring`.
+    fn slab(ring: bool) -> TetMesh {
+        let full = box_mesh([3.0, 3.0, 1.0], [3, 3, 1], None).unwrap();
+        let tets = (0..full.tet_count())
+            .filter(|&t| {
+                let c = full.tet_centroid(t);
+                !(ring && (1.0..2.0).contains(&c.x) && (1.0..2.0).contains(&c.y))
+            })
+            .map(|t| full.tets()[t])
+            .collect();
+        TetMesh::new(full.nodes().to_vec(), tets).unwrap()
+    }
+
+    #[test]
+    fn a_strike_meets_the_top_above_the_centre_or_the_face_nearest_the_line() {
+        let down = -Vector3::z();
+        let hit = strike_point(&slab(false), &down).unwrap();
+        assert!((hit - Point3::new(1.5, 1.5, 1.0)).norm() < 1e-12, "{hit}");
+        // Struck from below, the same line meets the bottom.
+        let below = strike_point(&slab(false), &Vector3::z()).unwrap();
+        assert!(
+            (below - Point3::new(1.5, 1.5, 0.0)).norm() < 1e-12,
+            "{below}"
+        );
+        // The ring's centre is in its hole: the line misses it, and the
+        // strike lands on a top face at the hole's edge.
+        let ring = strike_point(&slab(true), &down).unwrap();
+        let off_line = (ring.x - 1.5).hypot(ring.y - 1.5);
+        assert!((ring.z - 1.0).abs() < 1e-12, "{ring}");
+        assert!(off_line > 0.5 && off_line < 1.0, "{ring}");
+    }
+}
