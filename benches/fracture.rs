@@ -25,6 +25,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use nalgebra::{Point3, Vector3};
 use std::time::Duration;
+use tessera::cache_eviction::CacheEviction;
 use tessera::config::MaterialLibrary;
 use tessera::fracture::{BreakableBody, ContactPoint, Counters, FractureSettings, Impactor};
 use tessera::mesh::box_mesh;
@@ -35,20 +36,6 @@ const SLABS: [(usize, usize); 4] = [(12, 2), (26, 2), (41, 4), (54, 10)];
 /// Approach speed (m/s) and mass (kg) of the impactor.
 const SPEED_M_S: f64 = 30.0;
 const IMPACTOR_KG: f64 = 20.0;
-/// Written before each cache-cold event: several times a server CPU's
-/// last-level cache (32 MB on the benchmark machine), so that the event finds none of the modal tables it read in
-/// the previous one cached, as in a world where other work runs between
-/// fractures.
-const EVICTION_BYTES: usize = 128 << 20;
-
-/// Writes one byte per cache line of `buffer`.
-fn evict_caches(buffer: &mut [u8]) {
-    for line in buffer.chunks_mut(64) {
-        line[0] = line[0].wrapping_add(1);
-    }
-    std::hint::black_box(buffer);
-}
-
 fn fracture_event(c: &mut Criterion) {
     let bench_mode = std::env::args().any(|a| a == "--bench");
     let material = MaterialLibrary::builtin()
@@ -108,14 +95,14 @@ fn fracture_event(c: &mut Criterion) {
                 (1, true) => "impact+fragments-cache-cold".to_string(),
                 (n, _) => format!("impact+fragments-{n}-per-sample"),
             };
-            let mut eviction = vec![0u8; if cache_cold { EVICTION_BYTES } else { 0 }];
+            let mut eviction = CacheEviction::new(cache_cold);
             group.bench_with_input(
                 BenchmarkId::new(name, body.mesh().tet_count()),
                 &body,
                 |b, body| {
                     b.iter_batched(
                         || {
-                            evict_caches(&mut eviction);
+                            eviction.evict();
                             body.clone()
                         },
                         |mut body| {

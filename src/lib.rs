@@ -119,6 +119,7 @@
 #![warn(unreachable_pub, missing_docs)]
 
 pub mod assets;
+pub mod cache_eviction;
 pub mod config;
 mod contained;
 pub mod device;

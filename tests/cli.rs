@@ -11,6 +11,15 @@ fn tessera(args: &[&str], cache: &std::path::Path) -> std::process::Output {
         .expect("run tessera")
 }
 
+/// A JSON array of numbers as a vector.
+fn numbers(array: &serde_json::Value) -> Vec<f64> {
+    let array = array.as_array().expect("an array");
+    array
+        .iter()
+        .map(|v| v.as_f64().expect("a number"))
+        .collect()
+}
+
 #[test]
 fn modes_json_reports_frequencies_counts_and_phases() {
     let dir = tempfile::tempdir().unwrap();
@@ -31,12 +40,7 @@ fn modes_json_reports_frequencies_counts_and_phases() {
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let frequencies: Vec<f64> = json["frequencies_hz"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
+    let frequencies = numbers(&json["frequencies_hz"]);
     assert_eq!(frequencies.len(), 12);
     assert!(frequencies.windows(2).all(|w| w[0] <= w[1]) && frequencies[0] > 100.0);
     assert_eq!(json["tets"], 300);
@@ -56,13 +60,10 @@ fn modes_json_reports_frequencies_counts_and_phases() {
         serde_json::from_slice(&tessera(&minimum_degree, dir.path()).stdout).unwrap();
     assert_eq!(json3["ordering"], "minimum-degree");
     assert_ne!(json3["solver"]["factor_nnz"], json["solver"]["factor_nnz"]);
-    for (a, b) in json3["frequencies_hz"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(json["frequencies_hz"].as_array().unwrap())
+    for (a, b) in numbers(&json3["frequencies_hz"])
+        .into_iter()
+        .zip(frequencies)
     {
-        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
         assert!((a - b).abs() <= 1e-9 * b, "{a} against {b} Hz");
     }
 }
@@ -432,12 +433,7 @@ fn fracture_repeats_the_event_and_strikes_its_largest_fragment() {
     assert_eq!(piece["fragment"], largest["id"]);
     let piece_tets = piece["tets"].as_u64().unwrap();
     assert!(piece_tets > 0 && piece_tets <= largest["tets"].as_u64().unwrap());
-    let point: Vec<f64> = piece["point_m"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
+    let point = numbers(&piece["point_m"]);
     assert!((point[2] - 0.006).abs() < 1e-12, "{point:?}");
     assert!(point[0].abs() <= 0.075 && point[1].abs() <= 0.075);
     assert!(

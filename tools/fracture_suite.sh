@@ -77,6 +77,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-17s %7s %-6s %-23s %-23s %-23s %-23s %6s %9s %9s %9s\n' case tets mode \
   "first ms" "warm ms" "cache-cold ms" "first initiation ms" cracks fragments modal_MB factor_MB
+# One run of the case the loop below has set (mesh, material, impact,
+# extra), with more flags.
+# shellcheck disable=SC2086 # the impact arguments split on purpose
+strike() { "$bin" fracture --mesh "$mesh" --material "$material" --impact $impact "${extra[@]}" --json "$@" 2> /dev/null; }
 for name in "${chosen[@]}"; do
   found=""
   for case in "${cases[@]}"; do
@@ -90,8 +94,6 @@ for name in "${chosen[@]}"; do
   esac
   extra=()
   [ -n "$again" ] && extra=(--strike-fragment "$again")
-  # shellcheck disable=SC2086 # the impact arguments split on purpose
-  strike() { "$bin" fracture --mesh "$mesh" --material "$material" --impact $impact "${extra[@]}" --json "$@" 2> /dev/null; }
   strike > /dev/null
   for mode in exact world; do
     flag=()

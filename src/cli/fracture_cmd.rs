@@ -8,6 +8,7 @@ use nalgebra::{Point3, Vector3};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
+use tessera::cache_eviction::CacheEviction;
 use tessera::fracture::{
     BreakableBody, ContactPoint, Counters, FractureSettings, Fragment, ImpactOutcome, Impactor,
     Pattern, StaticLoad,
@@ -306,7 +307,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             args.body.mesh, args.body.material
         )
     })?;
-    let mut eviction = vec![0u8; if args.cache_cold { EVICTION_BYTES } else { 0 }];
+    let mut eviction = CacheEviction::new(args.cache_cold);
     let pristine = (args.repeat > 0).then(|| body.clone());
     let EventRun {
         outcomes,
@@ -481,18 +482,6 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Written before each cache-cold event: several times this machine's
-/// last-level cache (32 MB), as `benches/fracture.rs` does.
-const EVICTION_BYTES: usize = 128 << 20;
-
-/// Writes one byte per cache line of `buffer`.
-fn evict_caches(buffer: &mut [u8]) {
-    for line in buffer.chunks_mut(64) {
-        line[0] = line[0].wrapping_add(1);
-    }
-    std::hint::black_box(buffer);
-}
-
 /// One event's physics and wall times.
 struct EventRun {
     outcomes: Vec<ImpactOutcome>,
@@ -546,7 +535,7 @@ struct Repeat {
 }
 
 /// `count` runs of the event, each on a copy of `pristine`, the caches
-/// evicted first if `eviction` is not empty.
+/// evicted first by `eviction` (which may be disabled).
 fn repeat_event(
     pristine: &BreakableBody,
     contacts: &[ContactPoint],
@@ -554,12 +543,12 @@ fn repeat_event(
     settings: &FractureSettings,
     threads: &rayon::ThreadPool,
     count: usize,
-    eviction: &mut [u8],
+    eviction: &mut CacheEviction,
 ) -> Vec<Repeat> {
     (0..count)
         .map(|_| {
             let mut body = pristine.clone();
-            evict_caches(eviction);
+            eviction.evict();
             let run = run_event(&mut body, contacts, loads, settings, threads);
             Repeat {
                 milliseconds: run.milliseconds,
@@ -618,7 +607,7 @@ fn strike_largest_fragment(
     cache: &ModalCache,
     threads: &rayon::ThreadPool,
     repeat: usize,
-    eviction: &mut [u8],
+    eviction: &mut CacheEviction,
 ) -> anyhow::Result<FragmentEvent> {
     if pieces.len() < 2 {
         bail!("--strike-fragment: the first event did not break the body");

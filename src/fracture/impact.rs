@@ -870,16 +870,15 @@ impl BreakableBody {
                 energy.set_state(state_at(k), forces_at(k));
                 let mut started = 0;
                 while started < settings.max_cracks_per_sample {
-                    let relieved = |point: u32, stress: &[f32; 6]| {
-                        let mut stress = stress.map(f64::from);
-                        relieve(&mut stress, &point_position(point), &shields);
-                        max_principal_stress(&stress)
+                    let relieve_since = |point: u32, stress: &mut [f64; 6], from: u32| {
+                        relieve(stress, &point_position(point), &shields[from as usize..]);
+                        max_principal_stress(stress)
                     };
                     let Some((_, point)) = hot.pop_hottest_relieved(
                         threshold,
                         &screening.stresses,
                         shields.len() as u32,
-                        relieved,
+                        relieve_since,
                     ) else {
                         break;
                     };

@@ -263,9 +263,13 @@ pub(crate) struct HotElement {
     /// threshold; [`NOT_RELIEVED`] before (the screening's exact keys
     /// passed a lower threshold, the lowest the event can have).
     relieved_by: u32,
+    /// Where [`HotSample::relieved`] keeps the stress relieved by those
+    /// cracks, or [`NOT_RELIEVED`].
+    relieved_at: u32,
 }
 
-/// [`HotElement::relieved_by`] of a key not yet relieved.
+/// [`HotElement::relieved_by`] and [`HotElement::relieved_at`] of a key
+/// not yet relieved.
 const NOT_RELIEVED: u32 = u32::MAX;
 
 impl HotElement {
@@ -303,6 +307,10 @@ pub(crate) struct HotSample {
     heap: BinaryHeap<HotElement>,
     /// Largest σ₁ the screening computed here, kept or not (Pa).
     resolved_peak_pa: f64,
+    /// The relieved stresses of the elements relieved so far
+    /// ([`HotElement::relieved_at`]): a point that reaches the top again
+    /// is relieved by the cracks since, not by all of them again.
+    relieved: Vec<[f64; 6]>,
 }
 
 impl HotSample {
@@ -327,9 +335,12 @@ impl HotSample {
     }
 
     /// The hottest remaining stress point above the threshold once
-    /// relieved: (relieved σ₁, point). `relieved(point, stress)` is the σ₁
-    /// of the point's stress after the `shields` cracks so far
-    /// ([`super::CrackShield::relieve`]). A crack never raises σ₁, so a
+    /// relieved: (relieved σ₁, point). `relieve(point, stress, from)`
+    /// relieves the point's stress, already relieved by the first `from`
+    /// cracks, by the others of the `shields` so far
+    /// ([`super::CrackShield::relieve`], in crack order, so the bits are
+    /// those of relieving by all of them at once), and returns its σ₁.
+    /// A crack never raises σ₁, so a
     /// key relieved by fewer cracks is an upper bound on the point's σ₁
     /// now: points are relieved again only as they reach the top (a
     /// lazily updated priority queue), and a top relieved by all `shields`
@@ -347,34 +358,44 @@ impl HotSample {
         threshold_pa: f64,
         stresses: &[[f32; 6]],
         shields: u32,
-        relieved: impl Fn(u32, &[f32; 6]) -> f64 + Sync,
+        relieve: impl Fn(u32, &mut [f64; 6], u32) -> f64 + Sync,
     ) -> Option<(f64, u32)> {
         let current = |e: &HotElement| e.exact && e.relieved_by == shields;
-        let mut batch = Vec::new();
+        let mut batch: Vec<(HotElement, [f64; 6])> = Vec::new();
         let mut batch_size = rayon::current_num_threads();
         loop {
             let top = *self.heap.peek()?;
             if current(&top) {
                 self.heap.pop();
-                return Some((
-                    relieved(top.point, &stresses[top.stress as usize]),
-                    top.point,
-                ));
+                // Relieved by every crack so far (`relieved_by` is never
+                // `shields` before a batch has relieved it).
+                let mut stress = self.relieved[top.relieved_at as usize];
+                return Some((relieve(top.point, &mut stress, shields), top.point));
             }
             while batch.len() < batch_size {
                 match self.heap.peek_mut() {
-                    Some(top) if !current(&top) => batch.push(PeekMut::pop(top)),
+                    Some(top) if !current(&top) => {
+                        let e = PeekMut::pop(top);
+                        let stress = match e.relieved_at {
+                            NOT_RELIEVED => stresses[e.stress as usize].map(f64::from),
+                            at => self.relieved[at as usize],
+                        };
+                        batch.push((e, stress));
+                    }
                     _ => break,
                 }
             }
-            batch.par_iter_mut().for_each(|e| {
-                let stress = &stresses[e.stress as usize];
-                let sigma1 =
-                    if !e.exact && max_principal_stress(&stress.map(f64::from)) <= threshold_pa {
-                        threshold_pa
+            batch.par_iter_mut().for_each(|(e, stress)| {
+                let sigma1 = if !e.exact && max_principal_stress(stress) <= threshold_pa {
+                    threshold_pa
+                } else {
+                    let from = if e.relieved_by == NOT_RELIEVED {
+                        0
                     } else {
-                        relieved(e.point, stress)
+                        e.relieved_by
                     };
+                    relieve(e.point, stress, from)
+                };
                 // A dropped point is marked by a key of −∞.
                 e.key = if sigma1 > threshold_pa {
                     f32_at_least(sigma1)
@@ -384,8 +405,18 @@ impl HotSample {
                 e.exact = true;
                 e.relieved_by = shields;
             });
-            self.heap
-                .extend(batch.drain(..).filter(|e| e.key > f32::NEG_INFINITY));
+            for (mut e, stress) in batch.drain(..) {
+                if e.key == f32::NEG_INFINITY {
+                    continue;
+                }
+                if e.relieved_at == NOT_RELIEVED {
+                    e.relieved_at = self.relieved.len() as u32;
+                    self.relieved.push(stress);
+                } else {
+                    self.relieved[e.relieved_at as usize] = stress;
+                }
+                self.heap.push(e);
+            }
             batch_size = batch_size.saturating_mul(2);
         }
     }
@@ -526,6 +557,7 @@ fn evaluate_group(
                         point,
                         stress: result.stresses.len() as u32,
                         relieved_by: NOT_RELIEVED,
+                        relieved_at: NOT_RELIEVED,
                     },
                 ));
                 result.stresses.push(std::array::from_fn(|c| voigt[c]));
@@ -546,6 +578,7 @@ fn evaluate_group(
                         point,
                         stress: result.stresses.len() as u32,
                         relieved_by: NOT_RELIEVED,
+                        relieved_at: NOT_RELIEVED,
                     },
                 ));
                 result.stresses.push(std::array::from_fn(|c| voigt[c]));
@@ -710,9 +743,11 @@ mod tests {
                     point: p,
                     stress: p,
                     relieved_by: NOT_RELIEVED,
+                    relieved_at: NOT_RELIEVED,
                 })
                 .collect(),
             resolved_peak_pa: 0.0,
+            relieved: Vec::new(),
         };
         let relief = |p: u32, cracks: &[u32]| {
             cracks
@@ -723,15 +758,20 @@ mod tests {
         let mut cracks: Vec<u32> = Vec::new();
         let mut left: Vec<u32> = (0..count).collect();
         loop {
-            let relieved = |p: u32, s: &[f32; 6]| f64::from(s[0]) * relief(p, &cracks);
+            // Halving is exact: relieving by the later cracks gives the
+            // bits of relieving by all.
+            let relieve = |p: u32, s: &mut [f64; 6], from: u32| {
+                s[0] *= relief(p, &cracks[from as usize..]);
+                s[0]
+            };
             // The hottest, the lower point first at equal σ₁.
             let expected = left
                 .iter()
-                .map(|&p| (relieved(p, &stresses[p as usize]), p))
+                .map(|&p| (sigma_pa(p) as f32 as f64 * relief(p, &cracks), p))
                 .filter(|&(s, _)| s > threshold_pa)
                 .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
             let popped =
-                hot.pop_hottest_relieved(threshold_pa, &stresses, cracks.len() as u32, relieved);
+                hot.pop_hottest_relieved(threshold_pa, &stresses, cracks.len() as u32, relieve);
             assert_eq!(popped, expected, "after cracks at {cracks:?}");
             let Some((_, p)) = popped else { break };
             left.retain(|&q| q != p);
@@ -748,11 +788,13 @@ mod tests {
                     point: p,
                     stress: p,
                     relieved_by: NOT_RELIEVED,
+                    relieved_at: NOT_RELIEVED,
                 })
                 .collect(),
             resolved_peak_pa: 0.0,
+            relieved: Vec::new(),
         };
-        let plain = |_: u32, s: &[f32; 6]| f64::from(s[0]);
+        let plain = |_: u32, s: &mut [f64; 6], _: u32| s[0];
         let highest_pa = (0..count).map(sigma_pa).fold(0.0, f64::max);
         assert_eq!(
             screened.pop_hottest_relieved(highest_pa, &stresses, 0, plain),

@@ -477,13 +477,18 @@ impl StaticCorrection {
         }
         let (n, rigid) = (loads.nrows(), self.rigid.ncols());
         let mut known = Mat::<f64>::zeros(rigid + modes.ncols(), loads.ncols());
+        let mut loaded = Vec::new();
         for k in 0..loads.ncols() {
-            let column = column(loads, k);
-            let loaded = column.iter().filter(|&&p| p != 0.0).count();
-            if loaded > n / SPARSE_LOAD_FRACTION {
-                return None;
+            loaded.clear();
+            for (i, &p) in column(loads, k).iter().enumerate() {
+                if p != 0.0 {
+                    if loaded.len() == n / SPARSE_LOAD_FRACTION {
+                        return None;
+                    }
+                    loaded.push((i, p));
+                }
             }
-            for (i, &p) in column.iter().enumerate().filter(|(_, &p)| p != 0.0) {
+            for &(i, p) in &loaded {
                 for j in 0..rigid {
                     known[(j, k)] += self.rigid[(i, j)] * p;
                 }
