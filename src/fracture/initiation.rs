@@ -340,12 +340,12 @@ impl HotSample {
     /// cracks, by the others of the `shields` so far
     /// ([`super::CrackShield::relieve`], in crack order, so the bits are
     /// those of relieving by all of them at once), and returns its σ₁.
-    /// A crack never raises σ₁, so a
-    /// key relieved by fewer cracks is an upper bound on the point's σ₁
-    /// now: points are relieved again only as they reach the top (a
-    /// lazily updated priority queue), and a top relieved by all `shields`
-    /// cracks is the hottest. Points relieved to the threshold or below
-    /// are dropped, as more cracks only relieve them more.
+    /// A crack never raises σ₁, so a key relieved by fewer cracks is an
+    /// upper bound on the point's σ₁ now: points are relieved again only
+    /// as they reach the top (a lazily updated priority queue), and a top
+    /// relieved by all `shields` cracks is the hottest. Points relieved
+    /// to the threshold or below are dropped, as more cracks only relieve
+    /// them more.
     ///
     /// The stale points at the top are relieved on the rayon pool in
     /// batches that double, from one per thread: a batch can take points
