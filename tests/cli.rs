@@ -704,6 +704,44 @@ fn run_realtime_reports_what_the_threads_obtained_and_changes_nothing_else() {
 }
 
 #[test]
+fn a_realtime_session_reserves_the_worlds_heap_and_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = |extra: &[&str]| {
+        let mut args = vec![
+            "serve",
+            "--scene",
+            "cube-push",
+            "--count",
+            "50",
+            "--seconds",
+            "0.3",
+            "--no-ui",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = tessera(&args, dir.path());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["realtime"].clone()
+    };
+    let (realtime, plain) = (serve(&[]), serve(&["--no-realtime"]));
+    // The calling thread's arena and the simulation thread's.
+    let reserved = 2 * tessera::haptics::SIMULATION_HEAP_RESERVE_BYTES;
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        assert_eq!(realtime["heap_reserved_bytes"], reserved, "{realtime}");
+    } else {
+        assert_eq!(realtime["heap_reserved_bytes"], 0);
+        let errors = realtime["errors"].to_string();
+        assert!(errors.contains("heap reserve"), "{errors}");
+    }
+    assert_eq!(plain["heap_reserved_bytes"], 0);
+    assert_eq!(plain["errors"].as_array().unwrap().len(), 0, "{plain}");
+}
+
+#[test]
 fn demo_records_a_lockstep_session_that_replays_identically() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("demo.mcap");

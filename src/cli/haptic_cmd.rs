@@ -876,11 +876,12 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
     }
     let r = &summary.realtime;
     println!(
-        "real-time: requested {}, obtained {} (priority {}), memory locked {}, CPU {}{}",
+        "real-time: requested {}, obtained {} (priority {}), memory locked {}, heap reserved {} MiB, CPU {}{}",
         r.requested,
         r.policy,
         r.priority,
         r.memory_locked,
+        r.heap_reserved_bytes >> 20,
         match r.cpu {
             Some(cpu) => format!("{cpu} ({})", r.cpu_choice),
             None => r.cpu_choice.clone(),

@@ -229,6 +229,7 @@ impl DeviceKeeper {
                 policy: String::new(),
                 priority: 0,
                 memory_locked: false,
+                heap_reserved_bytes: 0,
                 cpu: None,
                 cpu_choice: String::new(),
                 errors: Vec::new(),

@@ -21,6 +21,9 @@ pub struct RealtimeReport {
     pub priority: i32,
     /// Whether `mlockall` succeeded.
     pub memory_locked: bool,
+    /// Heap the simulation thread faulted in before the first tick and
+    /// keeps for its steps ([`reserve_heap`]; 0 when none was).
+    pub heap_reserved_bytes: u64,
     /// The CPU the haptic thread is pinned to, if it is.
     pub cpu: Option<usize>,
     /// Why that CPU (or why none).
@@ -87,6 +90,7 @@ pub(super) fn request_fifo(request: bool, priority: i32) -> RealtimeReport {
         policy,
         priority,
         memory_locked: false,
+        heap_reserved_bytes: 0,
         cpu: None,
         cpu_choice: "not pinned".to_owned(),
         errors,
@@ -95,9 +99,21 @@ pub(super) fn request_fifo(request: bool, priority: i32) -> RealtimeReport {
 
 /// Requests SCHED_FIFO for the calling thread, pins it as `pin` says and
 /// locks the process's memory if `request`; reports the policy in effect
-/// either way.
-pub(super) fn request(request: bool, pin: CpuPin) -> RealtimeReport {
+/// either way, with what the simulation thread's [`reserve_heap`] gave
+/// (`heap`).
+pub(super) fn request(
+    request: bool,
+    pin: CpuPin,
+    heap: Result<u64, HeapReserveError>,
+) -> RealtimeReport {
     let mut errors = Vec::new();
+    let heap_reserved_bytes = match heap {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            errors.push(format!("heap reserve: {e}"));
+            0
+        }
+    };
     let mut memory_locked = false;
     let (mut cpu, mut cpu_choice) = (None, "not pinned".to_owned());
     if request {
@@ -135,9 +151,81 @@ pub(super) fn request(request: bool, pin: CpuPin) -> RealtimeReport {
         policy,
         priority,
         memory_locked,
+        heap_reserved_bytes,
         cpu,
         cpu_choice,
         errors,
+    }
+}
+
+/// Heap faulted in before a real-time session's first tick, in each of
+/// the two arenas the world allocates from (docs/haptics.md). The world's
+/// memory grows in steps no scene announces: `cube-push`'s 2000 cubes
+/// meet at their second step and take 9 MB of contact manifolds at once,
+/// whose page faults made that step 8–16 ms instead of 5.5–6.5
+/// (benches/README.md). A fixed budget: the memory is the process's from
+/// then on, locked with the rest.
+pub const SIMULATION_HEAP_RESERVE_BYTES: u64 = 64 << 20;
+
+/// The blocks the reserve is faulted in with: below
+/// [`ARENA_ALLOCATION_MAX_BYTES`], so they come from the thread's arena.
+const RESERVE_BLOCK_BYTES: usize = 1 << 20;
+
+/// Allocations up to this size come from the allocator's arenas, larger
+/// ones are mapped and unmapped on their own (glibc's own ceiling for its
+/// adaptive threshold on 64-bit): a fracture event's gigabyte
+/// factorisation goes back to the system when freed.
+const ARENA_ALLOCATION_MAX_BYTES: i32 = 32 << 20;
+
+/// Why the simulation thread's heap could not be reserved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeapReserveError {
+    /// The allocator refused a parameter.
+    #[error("the allocator refused mallopt({0})")]
+    Refused(&'static str),
+    /// The allocator is not glibc's, whose parameters the reserve sets.
+    #[error("only reserved with glibc's allocator")]
+    Unsupported,
+    /// The simulation thread did not report its reserve in time.
+    #[error("the simulation thread did not report within {0:?}")]
+    TimedOut(std::time::Duration),
+}
+
+/// Faults in `bytes` of heap for the calling thread and keeps them: the
+/// allocator stops returning freed memory to the system (`M_TRIM_THRESHOLD
+/// = -1`, for the whole process) and serves allocations below
+/// [`ARENA_ALLOCATION_MAX_BYTES`] from its arenas, then `bytes` are
+/// allocated in blocks, written and freed. The calling thread's later
+/// allocations (up to `bytes` at a time) reuse those pages without a page
+/// fault; the memory the process frees afterwards also stays, so a
+/// fracture event's working set is faulted in once per session, not once
+/// per event. Returns the bytes faulted in.
+pub fn reserve_heap(bytes: u64) -> Result<u64, HeapReserveError> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallopt only sets the allocator's parameters; both
+        // values are in their documented ranges.
+        unsafe {
+            if libc::mallopt(libc::M_TRIM_THRESHOLD, -1) != 1 {
+                return Err(HeapReserveError::Refused("M_TRIM_THRESHOLD"));
+            }
+            if libc::mallopt(libc::M_MMAP_THRESHOLD, ARENA_ALLOCATION_MAX_BYTES) != 1 {
+                return Err(HeapReserveError::Refused("M_MMAP_THRESHOLD"));
+            }
+        }
+        let blocks = bytes.div_ceil(RESERVE_BLOCK_BYTES as u64) as usize;
+        // Written with a non-zero byte: a zeroed allocation may come from
+        // calloc, which leaves fresh pages untouched.
+        let reserve: Vec<Box<[u8]>> = (0..blocks)
+            .map(|_| vec![1u8; RESERVE_BLOCK_BYTES].into_boxed_slice())
+            .collect();
+        drop(std::hint::black_box(reserve));
+        Ok((blocks * RESERVE_BLOCK_BYTES) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = bytes;
+        Err(HeapReserveError::Unsupported)
     }
 }
 
@@ -444,6 +532,50 @@ fn current_policy() -> (String, i32) {
 mod tests {
     use super::{quietest_cpu, steal_ticks};
     use proptest::prelude::*;
+
+    /// Minor page faults of the calling thread so far.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn thread_page_faults() -> i64 {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: a valid out-pointer for the calling thread's usage.
+        assert_eq!(
+            unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) },
+            0
+        );
+        // SAFETY: getrusage succeeded and wrote the struct.
+        unsafe { usage.assume_init() }.ru_minflt
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn a_reserved_heap_is_allocated_again_without_page_faults() {
+        const BYTES: usize = 16 << 20;
+        let pages = (BYTES / 4096) as i64;
+        let (reserved, mapped) = std::thread::spawn(|| {
+            assert_eq!(super::reserve_heap(2 * BYTES as u64), Ok(2 * BYTES as u64));
+            let before = thread_page_faults();
+            let held: Vec<Vec<u8>> = (0..BYTES / 4096).map(|_| vec![7u8; 4096]).collect();
+            let reserved = thread_page_faults() - before;
+            // Above the arenas' ceiling: fresh pages from the system, a
+            // fault each (4 KiB pages: transparent huge pages only where
+            // madvised, Debian's default).
+            let before = thread_page_faults();
+            let large = vec![7u8; 2 * super::ARENA_ALLOCATION_MAX_BYTES as usize];
+            let mapped = thread_page_faults() - before;
+            std::hint::black_box((held, large));
+            (reserved, mapped)
+        })
+        .join()
+        .expect("the thread");
+        assert!(
+            mapped > pages,
+            "{mapped} faults writing 64 MiB of fresh pages"
+        );
+        assert!(
+            reserved < pages / 20,
+            "{reserved} faults for {pages} reserved pages"
+        );
+    }
 
     #[test]
     fn the_haptic_thread_takes_the_cpu_with_the_fewest_device_interrupts() {

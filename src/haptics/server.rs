@@ -6,7 +6,7 @@ use super::controls::SessionControls;
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
 use super::haptic_loop::{HapticLoop, LoopConfig, LoopError, LoopIo, LoopRun, Notice};
 use super::log_scene::LogScene;
-use super::realtime::{self, CpuPin, HostSteal, RealtimeReport, StealSample};
+use super::realtime::{self, CpuPin, HeapReserveError, HostSteal, RealtimeReport, StealSample};
 use super::scaling::Scaling;
 use super::simulation::Simulation;
 use super::stats::{LoopStats, SyncStats};
@@ -258,6 +258,10 @@ pub struct ServeInputs {
     /// Bodies whose strikes and breaks a study follows.
     pub watch: Option<Arc<BodyWatch>>,
 }
+
+/// How long the haptic thread's start waits for the simulation thread's
+/// heap reserve (about 30 ms for 64 MiB here).
+const HEAP_RESERVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How often the calling thread looks for notices while a session runs.
 const SUPERVISE_EVERY: Duration = Duration::from_millis(20);
@@ -526,19 +530,40 @@ fn run_threads(
         haptic_cpu,
     } = threads;
     let steal_before = StealSample::now();
+    // The world was built on this thread, and its containers grow where
+    // they were allocated (glibc's realloc keeps a block's arena): both
+    // this thread's arena and the simulation thread's get a reserve.
+    let caller_reserved = if want_realtime {
+        realtime::reserve_heap(realtime::SIMULATION_HEAP_RESERVE_BYTES)
+    } else {
+        Ok(0)
+    };
+    let (reserved_tx, reserved_rx) = std::sync::mpsc::channel();
     let (loop_result, realtime_report, simulation) = std::thread::scope(|scope| {
         let exchange = &exchange;
         let sim_thread = std::thread::Builder::new()
             .name("tessera-sim".into())
             .spawn_scoped(scope, move || {
+                // Before the first tick: faulting the reserve in takes
+                // longer than a sync period.
+                let reserved = if want_realtime {
+                    realtime::reserve_heap(realtime::SIMULATION_HEAP_RESERVE_BYTES)
+                } else {
+                    Ok(0)
+                };
+                let _ = reserved_tx.send(reserved);
                 simulation.serve(exchange);
                 simulation
             })
             .map_err(|e| ServerError::Spawn("simulation", e))?;
+        let heap_reserved = reserved_rx
+            .recv_timeout(HEAP_RESERVE_TIMEOUT)
+            .unwrap_or(Err(HeapReserveError::TimedOut(HEAP_RESERVE_TIMEOUT)))
+            .and_then(|simulation| Ok(caller_reserved? + simulation));
         let haptic_thread = std::thread::Builder::new()
             .name("tessera-haptic".into())
             .spawn_scoped(scope, move || {
-                let report = realtime::request(want_realtime, haptic_cpu);
+                let report = realtime::request(want_realtime, haptic_cpu, heap_reserved);
                 haptic_loop.show_realtime(&report);
                 let result = haptic_loop.run(ticks, exchange);
                 realtime::release(&report);
