@@ -12,10 +12,16 @@ use std::time::Duration;
 /// its result. Dropping it lets the thread finish the job in hand and
 /// discards the ones still queued.
 pub(crate) struct Worker<J, R> {
-    jobs: Option<Sender<J>>,
+    jobs: Option<Sender<Message<J>>>,
     results: Receiver<R>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// What the thread is sent: a job, or a value to drop.
+enum Message<J> {
+    Run(J),
+    Discard(Box<dyn Send>),
 }
 
 impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
@@ -24,19 +30,24 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
         name: &str,
         mut run: impl FnMut(J) -> R + Send + 'static,
     ) -> std::io::Result<Self> {
-        let (job_sender, jobs) = channel::<J>();
+        let (job_sender, jobs) = channel::<Message<J>>();
         let (result_sender, results) = channel();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
-                for job in jobs {
+                for message in jobs {
                     if stopped.load(Ordering::Relaxed) {
                         break;
                     }
-                    if result_sender.send(run(job)).is_err() {
-                        break;
+                    match message {
+                        Message::Run(job) => {
+                            if result_sender.send(run(job)).is_err() {
+                                break;
+                            }
+                        }
+                        Message::Discard(value) => drop(value),
                     }
                 }
             })?;
@@ -51,8 +62,22 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
     /// Queues `job`; returns it back if the thread has stopped.
     pub(crate) fn submit(&self, job: J) -> Result<(), J> {
         match &self.jobs {
-            Some(jobs) => jobs.send(job).map_err(|e| e.0),
+            Some(jobs) => jobs.send(Message::Run(job)).map_err(|e| match e.0 {
+                Message::Run(job) => job,
+                // A failed send returns the message it was given.
+                Message::Discard(_) => unreachable!("a job was sent"),
+            }),
             None => Err(job),
+        }
+    }
+
+    /// Drops `value` on the thread, after the job in hand, instead of on
+    /// the caller's: freeing a modal basis (hundreds of megabytes,
+    /// unmapped page by page) took 10–13 ms, longer than a sync period
+    /// (benches/README.md). Dropped here if the thread has stopped.
+    pub(crate) fn discard(&self, value: impl Send + 'static) {
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Message::Discard(Box::new(value)));
         }
     }
 
@@ -87,5 +112,36 @@ impl<J, R> Drop for Worker<J, R> {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Worker;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// Records the name of the thread that drops it.
+    struct DroppedOn(Arc<Mutex<Option<String>>>);
+
+    impl Drop for DroppedOn {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() = std::thread::current().name().map(str::to_owned);
+        }
+    }
+
+    #[test]
+    fn a_discarded_value_is_dropped_on_the_workers_thread_in_order() {
+        let worker = Worker::spawn("tessera-test-worker", |x: u32| x + 1).expect("a thread");
+        let dropped_on = Arc::new(Mutex::new(None));
+        worker.discard(DroppedOn(Arc::clone(&dropped_on)));
+        // Messages are taken in order: once this job's result is back, the
+        // value sent before it has been dropped.
+        worker.submit(1).expect("the thread runs");
+        assert_eq!(worker.wait(Duration::from_secs(10)), Some(2));
+        assert_eq!(
+            dropped_on.lock().unwrap().as_deref(),
+            Some("tessera-test-worker")
+        );
     }
 }

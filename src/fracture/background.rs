@@ -103,6 +103,14 @@ impl BasisWorker {
         self.worker.submit(job).map_err(Box::new)
     }
 
+    /// Drops `value` (an analysis no longer wanted, a body its fragment's
+    /// own basis replaced) on the worker's thread, after the analysis in
+    /// hand: a real-time simulation thread must not spend a sync period
+    /// freeing a basis.
+    pub fn discard(&self, value: impl Send + 'static) {
+        self.worker.discard(value);
+    }
+
     /// The analyses finished so far, without waiting.
     pub fn finished(&self) -> Vec<BasisResult> {
         self.worker.finished().collect()

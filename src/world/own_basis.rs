@@ -106,6 +106,7 @@ impl World {
         for result in results {
             let key = BodyId(result.key as u32);
             let Some(at) = own.pending.iter().position(|p| p.body == key) else {
+                own.worker.discard(result);
                 continue;
             };
             let Some(breakable) = self
@@ -114,7 +115,9 @@ impl World {
                 .and_then(Option::as_mut)
                 .and_then(|b| b.breakable.as_mut())
             else {
+                // The fragment broke again or left the world meanwhile.
                 own.pending.remove(at);
+                own.worker.discard(result);
                 continue;
             };
             if breakable.checking {
@@ -131,6 +134,7 @@ impl World {
                     body = key.0,
                     "fragment cracked before its own basis was ready"
                 );
+                own.worker.discard(result);
                 continue;
             }
             let seconds = result.seconds;
@@ -142,7 +146,9 @@ impl World {
                         analysis_s = seconds,
                         "fragment has its own modal basis"
                     );
-                    breakable.body = body;
+                    // The last holder of the parent's basis, maybe.
+                    own.worker
+                        .discard(std::mem::replace(&mut breakable.body, body));
                     own.adopted += 1;
                     swapped += 1;
                 }
