@@ -72,9 +72,9 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
     }
 
     /// Drops `value` on the thread, after the job in hand, instead of on
-    /// the caller's: freeing a modal basis (hundreds of megabytes,
-    /// unmapped page by page) took 10–13 ms, longer than a sync period
-    /// (benches/README.md). Dropped here if the thread has stopped.
+    /// the caller's: freeing a fragment's modal basis took 10–13 ms, longer
+    /// than a sync period (benches/README.md). Dropped here if the thread
+    /// has stopped.
     pub(crate) fn discard(&self, value: impl Send + 'static) {
         if let Some(jobs) = &self.jobs {
             let _ = jobs.send(Message::Discard(Box::new(value)));

@@ -21,8 +21,9 @@ pub struct RealtimeReport {
     pub priority: i32,
     /// Whether `mlockall` succeeded.
     pub memory_locked: bool,
-    /// Heap the simulation thread faulted in before the first tick and
-    /// keeps for its steps ([`reserve_heap`]; 0 when none was).
+    /// Heap faulted in for the world before the first tick, in the
+    /// calling thread's and the simulation thread's arenas
+    /// ([`reserve_heap`]; 0 when none was).
     pub heap_reserved_bytes: u64,
     /// The CPU the haptic thread is pinned to, if it is.
     pub cpu: Option<usize>,
@@ -99,8 +100,8 @@ pub(super) fn request_fifo(request: bool, priority: i32) -> RealtimeReport {
 
 /// Requests SCHED_FIFO for the calling thread, pins it as `pin` says and
 /// locks the process's memory if `request`; reports the policy in effect
-/// either way, with what the simulation thread's [`reserve_heap`] gave
-/// (`heap`).
+/// either way, with what the world's heap reserves gave (`heap`, the sum
+/// of [`reserve_heap`]'s).
 pub(super) fn request(
     request: bool,
     pin: CpuPin,
@@ -177,7 +178,7 @@ const RESERVE_BLOCK_BYTES: usize = 1 << 20;
 /// factorisation goes back to the system when freed.
 const ARENA_ALLOCATION_MAX_BYTES: i32 = 32 << 20;
 
-/// Why the simulation thread's heap could not be reserved.
+/// Why a heap reserve failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HeapReserveError {
     /// The allocator refused a parameter.

@@ -260,7 +260,7 @@ pub struct ServeInputs {
 }
 
 /// How long the haptic thread's start waits for the simulation thread's
-/// heap reserve (about 30 ms for 64 MiB here).
+/// heap reserve.
 const HEAP_RESERVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How often the calling thread looks for notices while a session runs.
