@@ -194,9 +194,9 @@ pub enum HeapReserveError {
 
 /// Faults in `bytes` of heap for the calling thread and keeps them: the
 /// allocator stops returning freed memory to the system (`M_TRIM_THRESHOLD
-/// = -1`, for the whole process) and serves allocations below
-/// [`ARENA_ALLOCATION_MAX_BYTES`] from its arenas, then `bytes` are
-/// allocated in blocks, written and freed. The calling thread's later
+/// = -1`, for the whole process) and serves allocations below 32 MiB from
+/// its arenas, then `bytes` are allocated in blocks, written and freed.
+/// The calling thread's later
 /// allocations (up to `bytes` at a time) reuse those pages without a page
 /// fault; the memory the process frees afterwards also stays, so a
 /// fracture event's working set is faulted in once per session, not once
