@@ -12,6 +12,16 @@ fn tessera(args: &[&str], cache: &std::path::Path) -> std::process::Output {
 }
 
 /// A JSON array of numbers as a vector.
+/// The JSON a run printed, after checking it succeeded (its stderr if not).
+fn json_of(out: std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
 fn numbers(array: &serde_json::Value) -> Vec<f64> {
     let array = array.as_array().expect("an array");
     array
@@ -34,12 +44,7 @@ fn modes_json_reports_frequencies_counts_and_phases() {
         "--json",
     ];
     let out = tessera(&args, dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_of(out);
     let frequencies = numbers(&json["frequencies_hz"]);
     assert_eq!(frequencies.len(), 12);
     assert!(frequencies.windows(2).all(|w| w[0] <= w[1]) && frequencies[0] > 100.0);
@@ -227,12 +232,7 @@ fn mesh_command_converts_and_reports() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_of(out);
     assert_eq!(json["tets"], 3 * 6 * 36);
     assert!(std::fs::read_to_string(vtu)
         .unwrap()
@@ -252,12 +252,7 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
         out_dir.to_str().unwrap(),
     ]);
     let out = tessera(&args, dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_of(out);
     let fragments = json["fragments"].as_array().unwrap();
     assert!(fragments.len() > 1);
     let volume: f64 = fragments
@@ -362,12 +357,7 @@ fn fracture_takes_negative_coordinates_and_the_worlds_mode() {
         ]);
         args.extend_from_slice(extra);
         let out = tessera(&args, dir.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        json_of(out)
     };
     let exact = run(&[]);
     let world = run(&["--no-exact-peak"]);
@@ -405,12 +395,7 @@ fn fracture_repeats_the_event_and_strikes_its_largest_fragment() {
         "--strike-fragment",
         "0,0,-1:1:9",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_of(out);
     let cracks = json["cracks"].as_array().unwrap().len();
     let fragments = json["fragments"].as_array().unwrap();
     let repeats = json["repeats"].as_array().unwrap();
@@ -475,12 +460,7 @@ fn log_device_writes_a_log_that_log_info_reads() {
         String::from_utf8_lossy(&out.stderr)
     );
     let out = tessera(&["log", "info", file, "--json"], dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let info = json_of(out);
     assert_eq!(info["ticks"], 500);
     assert_eq!(info["complete"], true);
     assert_eq!(info["events"]["configuration"], 1);
@@ -493,12 +473,7 @@ fn log_device_writes_a_log_that_log_info_reads() {
 fn devices_lists_the_shipped_profiles() {
     let dir = tempfile::tempdir().unwrap();
     let out = tessera(&["devices", "--json"], dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_of(out);
     let names: Vec<&str> = json["profiles"]
         .as_array()
         .unwrap()
@@ -528,12 +503,7 @@ fn drop_json_reports_each_height_and_writes_frames() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_of(out);
     let runs = json["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["height_m"], 0.0);
@@ -657,12 +627,7 @@ fn run_json_reports_step_statistics_and_events() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_of(out);
     assert_eq!(json["bodies_start"], 45);
     assert_eq!(json["step_ms"]["steps"], 50);
     let s = &json["step_ms"];
@@ -680,12 +645,7 @@ fn run_realtime_reports_what_the_threads_obtained_and_changes_nothing_else() {
             args.push("--realtime");
         }
         let out = tessera(&args, dir.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        json_of(out)
     };
     let (plain, realtime) = (run(false), run(true));
     assert!(plain.get("realtime").is_none());
@@ -720,12 +680,7 @@ fn a_realtime_session_reserves_the_worlds_heap_and_reports_it() {
         ];
         args.extend_from_slice(extra);
         let out = tessera(&args, dir.path());
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["realtime"].clone()
+        json_of(out)["realtime"].clone()
     };
     let (realtime, plain) = (serve(&[]), serve(&["--no-realtime"]));
     // The calling thread's arena and the simulation thread's.
@@ -758,12 +713,7 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
         ],
         dir.path(),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let summary = json_of(out);
     assert_eq!(summary["haptic"]["ticks"], 4500);
     for key in ["p50", "p99", "max"] {
         assert!(
@@ -806,12 +756,7 @@ fn demo_records_a_lockstep_session_that_replays_identically() {
     assert_eq!(summary["interrupted"], false);
 
     let out = tessera(&["replay", log_arg, "--lockstep", "--json"], dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let replay: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let replay = json_of(out);
     assert_eq!(replay["matches"], true, "{replay}");
     assert!(replay["first_divergence"].is_null());
 }
@@ -856,12 +801,7 @@ fn strength_reports_the_tests_against_their_closed_forms_and_refuses_bad_geometr
         "--json",
     ];
     let out = tessera(&args, dir.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_of(out);
     assert_eq!(json["material"], "float-glass");
     let ror = &json["ring_on_ring"];
     let (simulated, closed) = (
