@@ -163,7 +163,7 @@ pub(super) fn request(
 /// the two arenas the world allocates from (docs/haptics.md). The world's
 /// memory grows in steps no scene announces: `cube-push`'s 2000 cubes
 /// meet at their second step and take 9 MB of contact manifolds at once,
-/// whose page faults made that step 8–16 ms instead of 5.5–6.5
+/// whose page faults made that step 11–16 ms instead of 5.5–6.5
 /// (benches/README.md). A fixed budget: the memory is the process's from
 /// then on, locked with the rest.
 pub const SIMULATION_HEAP_RESERVE_BYTES: u64 = 64 << 20;
