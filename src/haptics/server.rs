@@ -533,11 +533,7 @@ fn run_threads(
     // The world was built on this thread, and its containers grow where
     // they were allocated (glibc's realloc keeps a block's arena): both
     // this thread's arena and the simulation thread's get a reserve.
-    let caller_reserved = if want_realtime {
-        realtime::reserve_heap(realtime::SIMULATION_HEAP_RESERVE_BYTES)
-    } else {
-        Ok(0)
-    };
+    let caller_reserved = reserve_world_heap(want_realtime);
     let (reserved_tx, reserved_rx) = std::sync::mpsc::channel();
     let (loop_result, realtime_report, simulation) = std::thread::scope(|scope| {
         let exchange = &exchange;
@@ -546,12 +542,7 @@ fn run_threads(
             .spawn_scoped(scope, move || {
                 // Before the first tick: faulting the reserve in takes
                 // longer than a sync period.
-                let reserved = if want_realtime {
-                    realtime::reserve_heap(realtime::SIMULATION_HEAP_RESERVE_BYTES)
-                } else {
-                    Ok(0)
-                };
-                let _ = reserved_tx.send(reserved);
+                let _ = reserved_tx.send(reserve_world_heap(want_realtime));
                 simulation.serve(exchange);
                 simulation
             })
@@ -609,6 +600,16 @@ fn run_threads(
 }
 
 /// The session's summary from what the threads returned.
+/// The world's heap reserve on the calling thread, in a real-time session
+/// only: lockstep runs have no deadline to fault pages in before.
+fn reserve_world_heap(want_realtime: bool) -> Result<u64, HeapReserveError> {
+    if want_realtime {
+        realtime::reserve_heap(realtime::SIMULATION_HEAP_RESERVE_BYTES)
+    } else {
+        Ok(0)
+    }
+}
+
 fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
     let FixedSummary {
         lockstep,
