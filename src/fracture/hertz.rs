@@ -259,17 +259,47 @@ impl Propagator {
     }
 }
 
-/// What [`ContactModel::sample`] calls at each sample: its index, the
+/// What [`ContactModel::sample_tape`] calls at each sample: its index, the
 /// elastic modes' states and each contact's force (N).
 pub(super) type SampleRecorder<'a> = dyn FnMut(usize, &[ModalState], &[f64]) + 'a;
 
-/// Where the integration records the elastic modes' states.
-struct Sampling<'r> {
-    /// Interval between samples (s); the first is one interval in.
-    every_s: f64,
-    /// Samples wanted; the integration stops after the last.
-    count: usize,
-    record: &'r mut SampleRecorder<'r>,
+/// What an integration did, to sample its modal states afterwards without
+/// solving the contact again ([`ContactModel::sample_tape`]): its step,
+/// and in order each flight's length and each contact step's forces. The
+/// samples' times depend on the contact's duration, known only at the end;
+/// the forces are a few numbers a step where the states are two per mode.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ContactTape {
+    time_step_s: f64,
+    contacts: usize,
+    segments: Vec<Segment>,
+    /// Each contact step's forces (N), `contacts` a step, in order.
+    forces: Vec<f64>,
+    /// The elastic modes' states where the integration stopped.
+    end_states: Vec<ModalState>,
+}
+
+/// A stretch of an integration.
+#[derive(Debug, Clone, Copy)]
+enum Segment {
+    /// Steps of dt jumped at once, no contact closing.
+    Flight { steps: usize },
+    /// Steps of dt under contact forces (the tape's next `steps`).
+    Contact { steps: usize },
+}
+
+impl ContactTape {
+    fn flight(&mut self, steps: usize) {
+        self.segments.push(Segment::Flight { steps });
+    }
+
+    fn contact_step(&mut self, forces: &[f64]) {
+        match self.segments.last_mut() {
+            Some(Segment::Contact { steps }) => *steps += 1,
+            _ => self.segments.push(Segment::Contact { steps: 1 }),
+        }
+        self.forces.extend_from_slice(forces);
+    }
 }
 
 impl ContactModel<'_> {
@@ -280,27 +310,104 @@ impl ContactModel<'_> {
 
     /// Integrates the impact from first touch; also the normal impulse
     /// each contact exchanged, in the contacts' order, split into its
-    /// compression and restitution parts ([`PhaseImpulses`]).
-    pub fn integrate_per_contact(&self) -> (ContactHistory, Vec<PhaseImpulses>) {
-        self.run(None)
+    /// compression and restitution parts ([`PhaseImpulses`]), and the tape
+    /// to sample it with ([`Self::sample_tape`]).
+    pub(super) fn integrate_per_contact(
+        &self,
+    ) -> (ContactHistory, Vec<PhaseImpulses>, ContactTape) {
+        let mut tape = ContactTape::default();
+        let (history, phases) = self.run(Some(&mut tape));
+        (history, phases, tape)
     }
 
-    /// Integrates the impact again, calling `record(k, states, forces)`
-    /// with the elastic modes' states and each contact's Hertz force (N) at
-    /// `(k + 1) every_s` for `k < count` (during a contact at the nearest
-    /// step's end, between contacts exactly), and stops after the last
-    /// sample.
-    pub fn sample(&self, every_s: f64, count: usize, record: &mut SampleRecorder<'_>) {
-        if count > 0 && every_s > 0.0 {
-            let _ = self.run(Some(Sampling {
-                every_s,
-                count,
-                record,
-            }));
+    /// Calls `record(k, states, forces)` with the elastic modes' states
+    /// and each contact's Hertz force (N) at `(k + 1) every_s` for
+    /// `k < count` (during a contact at the nearest step's end, between
+    /// contacts exactly), up to where the integration that recorded `tape`
+    /// stopped. The modes are propagated under the tape's forces in the
+    /// integration's order of operations, so the states have its bits; the
+    /// contact is not solved again (that was most of an integration: each
+    /// step's deflections, force solve and flight bound).
+    pub(super) fn sample_tape(
+        &self,
+        tape: &ContactTape,
+        every_s: f64,
+        count: usize,
+        record: &mut SampleRecorder<'_>,
+    ) {
+        let (m, n, dt) = (self.modes.len(), tape.contacts, tape.time_step_s);
+        let wanted = count > 0 && every_s > 0.0 && n > 0;
+        if !wanted {
+            return;
+        }
+        let propagators_over = |h: f64| -> Vec<Propagator> {
+            self.modes.iter().map(|d| Propagator::new(d, h)).collect()
+        };
+        let propagators = propagators_over(dt);
+        let mut states = vec![ModalState::default(); m];
+        let mut modal_force = vec![0.0; m];
+        let no_forces = vec![0.0; n];
+        let mut forces = tape.forces.chunks_exact(n);
+        let (mut step, mut sampled) = (0usize, 0usize);
+        for segment in &tape.segments {
+            if sampled >= count {
+                return;
+            }
+            match *segment {
+                Segment::Flight { steps: jump } => {
+                    let t0 = step as f64 * dt;
+                    let end = step.saturating_add(jump) as f64 * dt;
+                    while sampled < count && (sampled + 1) as f64 * every_s <= end - 0.5 * dt {
+                        let at = propagators_over((sampled + 1) as f64 * every_s - t0);
+                        let exact: Vec<ModalState> = states
+                            .iter()
+                            .zip(&at)
+                            .map(|(s, p)| p.apply(*s, 0.0))
+                            .collect();
+                        record(sampled, &exact, &no_forces);
+                        sampled += 1;
+                    }
+                    let over = propagators_over(jump as f64 * dt);
+                    for (s, p) in states.iter_mut().zip(&over) {
+                        *s = p.apply(*s, 0.0);
+                    }
+                    step = step.saturating_add(jump);
+                }
+                Segment::Contact { steps } => {
+                    for force in forces.by_ref().take(steps) {
+                        if sampled >= count {
+                            return;
+                        }
+                        modal_force.iter_mut().for_each(|g| *g = 0.0);
+                        for (c, f) in force.iter().enumerate() {
+                            if *f > 0.0 {
+                                for (g, row) in
+                                    modal_force.iter_mut().zip(&self.gains[c * m..(c + 1) * m])
+                                {
+                                    *g += row * f;
+                                }
+                            }
+                        }
+                        for ((s, p), g) in states.iter_mut().zip(&propagators).zip(&modal_force) {
+                            let free = p.apply(*s, 0.0);
+                            *s = ModalState {
+                                z: free.z + p.b[0] * g,
+                                z_dot: free.z_dot + p.b[1] * g,
+                            };
+                        }
+                        step += 1;
+                        let t = step as f64 * dt;
+                        if t >= (sampled + 1) as f64 * every_s - 0.5 * dt {
+                            record(sampled, &states, force);
+                            sampled += 1;
+                        }
+                    }
+                }
+            }
         }
     }
 
-    fn run(&self, mut sampling: Option<Sampling>) -> (ContactHistory, Vec<PhaseImpulses>) {
+    fn run(&self, mut tape: Option<&mut ContactTape>) -> (ContactHistory, Vec<PhaseImpulses>) {
         let m = self.modes.len();
         let n = self.contacts.len();
         let rigid = self.rigid_gains.len().checked_div(n).unwrap_or(0);
@@ -405,7 +512,6 @@ impl ContactModel<'_> {
         let mut phases = vec![PhaseImpulses::default(); n];
         // Each contact's forces of the last two steps.
         let mut last_forces = vec![[0.0f64; 2]; n];
-        let no_forces = vec![0.0; n];
         let mut history = ContactHistory {
             time_step_s: dt,
             end: ContactEnd::TimeLimit,
@@ -413,16 +519,14 @@ impl ContactModel<'_> {
         };
         let mut in_contact = false;
         let mut last_separation_s = 0.0;
-        let mut sampled = 0;
         // Time in steps of dt; a flight between contacts is one jump.
         let mut step = 0usize;
         let horizon_steps = (HORIZON_HERTZ_DURATIONS * STEPS_PER_HERTZ_DURATION) as usize;
+        if let Some(tape) = tape.as_deref_mut() {
+            tape.time_step_s = dt;
+            tape.contacts = n;
+        }
         while step < horizon_steps {
-            if let Some(s) = &sampling {
-                if sampled >= s.count {
-                    break;
-                }
-            }
             history.steps += 1;
             let flight = if in_contact || step == 0 {
                 Flight::Contact
@@ -439,18 +543,8 @@ impl ContactModel<'_> {
                     // mode moves exactly over the whole flight, on the
                     // time grid of dt.
                     let jump = ((h / dt).floor() as usize).min(horizon_steps - step);
-                    let t0 = step as f64 * dt;
-                    if let Some(s) = sampling.as_mut() {
-                        let end = step.saturating_add(jump) as f64 * dt;
-                        while sampled < s.count
-                            && (sampled + 1) as f64 * s.every_s <= end - 0.5 * dt
-                        {
-                            let at = propagators_over((sampled + 1) as f64 * s.every_s - t0);
-                            let exact: Vec<ModalState> =
-                                (0..m).map(|j| at[j].apply(states[j], 0.0)).collect();
-                            (s.record)(sampled, &exact, &no_forces);
-                            sampled += 1;
-                        }
+                    if let Some(tape) = tape.as_deref_mut() {
+                        tape.flight(jump);
                     }
                     let over = propagators_over(jump as f64 * dt);
                     for j in 0..all {
@@ -514,11 +608,8 @@ impl ContactModel<'_> {
             let t = step as f64 * dt;
             history.impulse_n_s += total * dt;
             history.peak_force_n = history.peak_force_n.max(total);
-            if let Some(s) = sampling.as_mut() {
-                if sampled < s.count && t >= (sampled + 1) as f64 * s.every_s - 0.5 * dt {
-                    (s.record)(sampled, &states[..m], &force);
-                    sampled += 1;
-                }
+            if let Some(tape) = tape.as_deref_mut() {
+                tape.contact_step(&force);
             }
             let touching = total > 0.0 || delta.iter().any(|&d| d > 0.0);
             if touching && !in_contact {
@@ -528,6 +619,9 @@ impl ContactModel<'_> {
                 last_separation_s = t;
             }
             in_contact = touching;
+        }
+        if let Some(tape) = tape {
+            tape.end_states = states[..m].to_vec();
         }
         history.duration_s = if in_contact {
             step as f64 * dt
@@ -815,7 +909,8 @@ mod tests {
             contacts: &[contact],
             residual_compliance: &[],
         };
-        model.integrate_per_contact()
+        let (history, phases, _) = model.integrate_per_contact();
+        (history, phases)
     }
 
     #[test]
@@ -873,7 +968,7 @@ mod tests {
             contacts: &[contact],
             residual_compliance: &[],
         };
-        let (history, phases) = model.integrate_per_contact();
+        let (history, phases, _) = model.integrate_per_contact();
         let p = phases[0];
         assert!(p.restitution_n_s < p.compression_n_s, "{p:?}");
         assert!((p.total_n_s() - history.impulse_n_s).abs() < 1e-12 * history.impulse_n_s);
@@ -966,9 +1061,11 @@ mod tests {
             contacts: &[contact],
             residual_compliance: &[],
         };
-        let history = model.integrate();
+        let (history, _, tape) = model.integrate_per_contact();
         let mut last = Vec::new();
-        model.sample(history.duration_s, 1, &mut |_, s, _| last = s.to_vec());
+        model.sample_tape(&tape, history.duration_s, 1, &mut |_, s, _| {
+            last = s.to_vec()
+        });
         assert_eq!(history.end, ContactEnd::Separated);
         let modal: f64 = last
             .iter()
@@ -988,6 +1085,115 @@ mod tests {
         // Momentum: the impulse equals the ball's change of momentum.
         let dv = contact.approach_speed_m_s * (1.0 + history.restitution);
         assert!((history.impulse_n_s / (contact.mass_kg * dv) - 1.0).abs() < 1e-6);
+    }
+
+    /// Sampled from the tape, the modes reach the bits the integration
+    /// itself left them with, and a sample's states are those of the step
+    /// it falls on, whatever the other samples.
+    #[test]
+    fn the_tape_replays_the_integration_to_the_bit() {
+        // Modes slow, stiff and damped, on a free body: several contacts
+        // in a row.
+        let modes = [
+            ModeDynamics::new((2.0 * std::f64::consts::PI * 300.0f64).powi(2), 0.0, 0.0),
+            ModeDynamics::new(3e9, 1e-7, 0.0),
+            ModeDynamics::new(8e9, 0.0, 0.0),
+        ];
+        let model = ContactModel {
+            modes: &modes,
+            gains: &[4.0, 1.5, 0.7],
+            rigid_gains: &[0.9],
+            contacts: &[steel_ball(2.0)],
+            residual_compliance: &[],
+        };
+        let (history, _, tape) = model.integrate_per_contact();
+        assert_eq!(history.end, ContactEnd::Separated);
+        assert!(history.phases > 1, "{history:?}");
+        let steps = tape_steps(&tape);
+        let mut last = Vec::new();
+        model.sample_tape(&tape, steps as f64 * tape.time_step_s, 1, &mut |_, s, _| {
+            last = bits(s)
+        });
+        assert_eq!(last, bits(&tape.end_states));
+        let dt = tape.time_step_s;
+        let mut every = Vec::new();
+        model.sample_tape(&tape, dt, steps, &mut |_, s, _| every.push(bits(s)));
+        let mut third = Vec::new();
+        model.sample_tape(&tape, 3.0 * dt, steps / 3, &mut |_, s, _| {
+            third.push(bits(s))
+        });
+        assert!(third.len() > 10, "{} samples", third.len());
+        for (k, states) in third.iter().enumerate() {
+            assert_eq!(states, &every[3 * k + 2], "sample {k}");
+        }
+    }
+
+    /// A flight on the tape moves the modes freely: sampled in it, they
+    /// follow the closed-form free vibration from where the forces before
+    /// it left them.
+    #[test]
+    fn a_flight_on_the_tape_moves_the_modes_freely() {
+        let modes = [
+            ModeDynamics::new(1e8, 0.0, 0.0),
+            ModeDynamics::new(3e9, 0.0, 0.0),
+        ];
+        let model = ContactModel {
+            modes: &modes,
+            gains: &[1.0, 0.6],
+            rigid_gains: &[],
+            contacts: &[steel_ball(1.0)],
+            residual_compliance: &[],
+        };
+        let dt = 1e-6;
+        let mut tape = ContactTape {
+            time_step_s: dt,
+            contacts: 1,
+            ..ContactTape::default()
+        };
+        let (pushed, flight) = (40u32, 500);
+        for k in 0..pushed {
+            tape.contact_step(&[100.0 * f64::from(k % 7u32)]);
+        }
+        tape.flight(flight);
+        let mut samples = Vec::new();
+        model.sample_tape(&tape, dt, tape_steps(&tape), &mut |_, s, f| {
+            samples.push((s.to_vec(), f[0]))
+        });
+        // Samples strictly inside the flight: its last step ends the tape.
+        let pushed = pushed as usize;
+        assert_eq!(samples.len(), pushed + flight - 1);
+        let start = &samples[pushed - 1].0;
+        for (k, (states, force)) in samples.iter().enumerate().skip(pushed) {
+            assert_eq!(*force, 0.0);
+            let t = (k + 1 - pushed) as f64 * dt;
+            for (j, (s, mode)) in states.iter().zip(&modes).enumerate() {
+                let omega = mode.eigenvalue.sqrt();
+                let (z0, v0) = (start[j].z, start[j].z_dot);
+                let z = z0 * (omega * t).cos() + v0 / omega * (omega * t).sin();
+                let amplitude = (z0 * z0 + (v0 / omega).powi(2)).sqrt();
+                assert!(
+                    (s.z - z).abs() < 1e-9 * amplitude,
+                    "sample {k}, mode {j}: {} against {z}",
+                    s.z
+                );
+            }
+        }
+    }
+
+    fn tape_steps(tape: &ContactTape) -> usize {
+        tape.segments
+            .iter()
+            .map(|s| match s {
+                Segment::Flight { steps } | Segment::Contact { steps } => steps,
+            })
+            .sum()
+    }
+
+    fn bits(states: &[ModalState]) -> Vec<(u64, u64)> {
+        states
+            .iter()
+            .map(|s| (s.z.to_bits(), s.z_dot.to_bits()))
+            .collect()
     }
 
     #[test]

@@ -548,7 +548,7 @@ impl BreakableBody {
             contacts: &hertz,
             residual_compliance: &residual_compliance,
         };
-        let (history, impulses) = model.integrate_per_contact();
+        let (history, impulses, tape) = model.integrate_per_contact();
         // Impulse response amplitude per mode, |Σ_c J_c g_cj| / ω_j, with
         // the impulse shared as the effective masses are.
         let total_mass_kg: f64 = effective_kg.iter().sum();
@@ -595,13 +595,11 @@ impl BreakableBody {
         } else {
             0.0
         };
-        // The integration again, recording the modal states at the samples
-        // (it is deterministic; keeping every step's states would cost
-        // modes × steps).
+        // The modal states at the samples, from the integration's tape.
         let mut z = vec![0.0f32; m * steps];
         let n = contacts.len();
         let mut forces = vec![0.0f32; n * steps];
-        model.sample(dt, steps, &mut |k, states, f| {
+        model.sample_tape(&tape, dt, steps, &mut |k, states, f| {
             for (slot, s) in z[k * m..(k + 1) * m].iter_mut().zip(states) {
                 *slot = s.z as f32;
             }
