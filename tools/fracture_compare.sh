@@ -8,7 +8,7 @@
 # (min–max) and whether every run of both gave as many cracks and the same
 # pieces (their tets).
 #   tools/fracture_compare.sh TESSERA_A TESSERA_B [RUNS] [CASE...]
-# RUNS default 5; CASE a number of the list below (default all seven; the
+# RUNS default 5; CASE a number of the list below (default all; the
 # 40k-tet tile and slab take up to half a second per run, and tens of
 # seconds for their first analysis when the cache has no basis).
 # E.g. against main's head:
@@ -30,13 +30,14 @@ cases=(
   "box:0.2,0.2,0.002:18,18,1 float-glass 0.1,0.1,0.002:0,0,-1:1:12"
 )
 chosen=("$@")
-[ ${#chosen[@]} -gt 0 ] || chosen=(1 2 3 4 5 6 7)
+[ ${#chosen[@]} -gt 0 ] || mapfile -t chosen < <(seq "${#cases[@]}")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf "%-30s %-13s %-30s %4s %-22s %-22s %s\n" body material impact runs \
   "initiation ms, A" "initiation ms, B" "total ms A / B, same events"
 for number in "${chosen[@]}"; do
-  [[ $number =~ ^[1-7]$ ]] || { echo "unknown case $number (1 to 7)" >&2; exit 2; }
+  [[ $number =~ ^[0-9]+$ ]] && ((number >= 1 && number <= ${#cases[@]})) ||
+    { echo "unknown case $number (1 to ${#cases[@]})" >&2; exit 2; }
   read -r mesh material impact <<< "${cases[number - 1]}"
   for bin in "$a" "$b"; do
     "$bin" fracture --mesh "$mesh" --material "$material" --impact "$impact" --json \

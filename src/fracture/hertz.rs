@@ -275,7 +275,9 @@ pub(super) struct ContactTape {
     segments: Vec<Segment>,
     /// Each contact step's forces (N), `contacts` a step, in order.
     forces: Vec<f64>,
-    /// The elastic modes' states where the integration stopped.
+    /// The elastic modes' states where the integration stopped, for the
+    /// test that the replay reaches them.
+    #[cfg(test)]
     end_states: Vec<ModalState>,
 }
 
@@ -620,6 +622,7 @@ impl ContactModel<'_> {
             }
             in_contact = touching;
         }
+        #[cfg(test)]
         if let Some(tape) = tape {
             tape.end_states = states[..m].to_vec();
         }

@@ -599,7 +599,6 @@ fn run_threads(
     })
 }
 
-/// The session's summary from what the threads returned.
 /// The world's heap reserve on the calling thread, in a real-time session
 /// only: lockstep runs have no deadline to fault pages in before.
 fn reserve_world_heap(want_realtime: bool) -> Result<u64, HeapReserveError> {
@@ -610,6 +609,7 @@ fn reserve_world_heap(want_realtime: bool) -> Result<u64, HeapReserveError> {
     }
 }
 
+/// The session's summary from what the threads returned.
 fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
     let FixedSummary {
         lockstep,
