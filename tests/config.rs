@@ -201,7 +201,10 @@ fn strength_scaling_fields_come_with_their_reference_conditions() {
         err.contains("lib.toml")
             && err.contains("weibull_criterion = \"pia\"")
             && err.contains("line ")
-            && err.contains("expected `maximum-principal` or `independent-action`"),
+            && err.contains(
+                "expected one of `maximum-principal`, `independent-action`, \
+                 `batdorf-normal-stress`"
+            ),
         "{err}"
     );
     let complete = VALID.replace(
@@ -209,7 +212,7 @@ fn strength_scaling_fields_come_with_their_reference_conditions() {
         &format!(
             "{end}weibull_modulus = 10.0\nweibull_reference_volume_m3 = 1e-8\n\
              slow_crack_growth_exponent = 18.0\nreference_stress_rate_pa_s = 2e6\n\
-             weibull_criterion = \"independent-action\"\n"
+             weibull_criterion = \"batdorf-normal-stress\"\n"
         ),
     );
     let library = MaterialLibrary::parse(&complete, Path::new("lib.toml")).unwrap();
@@ -217,7 +220,7 @@ fn strength_scaling_fields_come_with_their_reference_conditions() {
     assert_eq!(glass.weibull_modulus, Some(10.0));
     assert_eq!(
         glass.weibull_criterion,
-        Some(tessera::config::WeibullCriterion::IndependentAction)
+        Some(tessera::config::WeibullCriterion::BatdorfNormalStress)
     );
     assert_eq!(glass.reference_stress_rate_pa_s, Some(2e6));
 }

@@ -126,6 +126,7 @@ fn simulated_effective_sizes_reproduce_the_closed_forms() {
     for criterion in [
         WeibullCriterion::MaximumPrincipal,
         WeibullCriterion::IndependentAction,
+        WeibullCriterion::BatdorfNormalStress,
     ] {
         for m in [5.0, 10.0, 20.0] {
             let size = |field: &FlexureField, flaws| field.effective_size(flaws, m, criterion);
@@ -168,6 +169,15 @@ fn simulated_effective_sizes_reproduce_the_closed_forms() {
         independent >= maximum + 0.99 * load_ring_area && independent <= 2.0 * maximum,
         "{independent:.4e} against {maximum:.4e} (load ring {load_ring_area:.4e})"
     );
+    // Batdorf's flaws count an equibiaxial area (2m)!!/(2m−1)!! times.
+    let batdorf = ror.plate_theory_effective_area_m2(nu, m, WeibullCriterion::BatdorfNormalStress);
+    let factor: f64 = (1..=10)
+        .map(|k| (2 * k) as f64 / (2 * k - 1) as f64)
+        .product();
+    assert!(
+        batdorf >= maximum + 0.99 * (factor - 1.0) * load_ring_area && batdorf <= factor * maximum,
+        "{batdorf:.4e} against {maximum:.4e} (load ring {load_ring_area:.4e}, factor {factor:.3})"
+    );
 }
 
 /// One material in both tests: the strength each reports (its closed-form
@@ -188,6 +198,7 @@ fn ring_on_ring_and_three_point_strengths_differ_by_the_weibull_area_ratio() {
     for criterion in [
         WeibullCriterion::MaximumPrincipal,
         WeibullCriterion::IndependentAction,
+        WeibullCriterion::BatdorfNormalStress,
     ] {
         glass.weibull_criterion = Some(criterion);
         let strength = Strength::of(&glass);

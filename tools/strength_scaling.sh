@@ -5,7 +5,7 @@
 #     simulated against their closed forms, their effective areas, the
 #     strengths they report and the rate scaling; then the disc's
 #     effective area on the default mesh under each Weibull criterion
-#     (maximum-principal, independent-action) for m = 5, 10 and 20,
+#     (maximum-principal, independent-action, batdorf-normal-stress) for m = 5, 10 and 20,
 #     against thin-plate theory's (corrected by its peak's ratio to the
 #     closed form, S_eff (σ_peak/σ_C1499)^m).
 #  2. The ball's strike on the 15 cm tile, its threshold scaled by the
@@ -33,7 +33,7 @@ echo "== float-glass, the default meshes (disc 8,4; bar 32,6)"
 echo
 echo "== ring-on-ring effective area (m²) by criterion, default meshes"
 printf '%-20s %4s %12s %12s %8s\n' criterion m simulated "plate theory" "diff %"
-for criterion in maximum-principal independent-action; do
+for criterion in maximum-principal independent-action batdorf-normal-stress; do
   for m in 5 10 20; do
     "$tessera" strength --weibull-criterion "$criterion" --weibull-modulus "$m" --json \
       2>/dev/null | python3 -c '

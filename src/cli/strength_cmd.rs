@@ -41,8 +41,8 @@ pub struct Args {
     #[arg(long, value_name = "M")]
     weibull_modulus: Option<f64>,
     /// How a multiaxial stress loads the flaws in the effective sizes
-    /// (`maximum-principal` or `independent-action`), if not the
-    /// material's.
+    /// (`maximum-principal`, `independent-action` or
+    /// `batdorf-normal-stress`), if not the material's.
     #[arg(long, value_name = "CRITERION")]
     weibull_criterion: Option<WeibullCriterion>,
     /// Print one JSON object instead of text.

@@ -83,6 +83,13 @@ pub enum WeibullCriterion {
     /// the principal stresses σ_i > 0 (of the surface's plane for surface
     /// flaws). An equibiaxial field loads its area twice.
     IndependentAction,
+    /// Batdorf's randomly oriented flaws under the normal-stress criterion
+    /// (Batdorf & Crose 1974), normalised to Weibull's uniaxial risk: the
+    /// integrand is the mean of `(σ_n/σ_max)^m` over flaw orientations
+    /// where the normal stress σ_n on the flaw is tensile, divided by its
+    /// uniaxial value (`fracture::batdorf`). An equibiaxial field loads
+    /// its area `(2m)!!/(2m−1)!!` times (5.7 at m = 10).
+    BatdorfNormalStress,
 }
 
 impl WeibullCriterion {
@@ -91,6 +98,7 @@ impl WeibullCriterion {
         match self {
             Self::MaximumPrincipal => "maximum-principal",
             Self::IndependentAction => "independent-action",
+            Self::BatdorfNormalStress => "batdorf-normal-stress",
         }
     }
 }
@@ -99,15 +107,20 @@ impl std::str::FromStr for WeibullCriterion {
     type Err = String;
 
     fn from_str(name: &str) -> Result<Self, String> {
-        [Self::MaximumPrincipal, Self::IndependentAction]
-            .into_iter()
-            .find(|c| c.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown Weibull criterion `{name}` \
-                     (expected `maximum-principal` or `independent-action`)"
-                )
-            })
+        [
+            Self::MaximumPrincipal,
+            Self::IndependentAction,
+            Self::BatdorfNormalStress,
+        ]
+        .into_iter()
+        .find(|c| c.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown Weibull criterion `{name}` \
+                     (expected `maximum-principal`, `independent-action` \
+                     or `batdorf-normal-stress`)"
+            )
+        })
     }
 }
 

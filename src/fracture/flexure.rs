@@ -12,6 +12,7 @@
 //! A support's line reaction is taken as uniform, as the closed forms
 //! take it.
 
+use super::batdorf::NormalStressAverage;
 use super::strength::{effective_size, FlawPopulation};
 use super::stress::max_principal_stress;
 use crate::config::{Material, WeibullCriterion};
@@ -155,7 +156,8 @@ impl RingOnRing {
     /// `modulus` under `criterion` ([`Strength`](super::Strength)): the
     /// tensile face's `∫ (σ₁/σ_max)^m 2πr dr` with σ₁ = max(σ_r, σ_θ), or
     /// `∫ ((σ_r/σ_max)^m + (σ_θ/σ_max)^m) 2πr dr` over their tensile
-    /// values under independent action, plus the rim's tensile half (where
+    /// values under independent action, or Batdorf's orientation mean of
+    /// (σ_r, σ_θ) (`fracture::batdorf`), plus the rim's tensile half (where
     /// σ_r = 0), by a 20 000-interval midpoint rule on the closed-form
     /// field [`Self::plate_theory_stresses_pa`].
     pub fn plate_theory_effective_area_m2(
@@ -167,11 +169,17 @@ impl RingOnRing {
         let edge = self.specimen_diameter_m / 2.0;
         let peak = self.closed_form_stress_pa(1.0, poisson_ratio);
         let weight = |sigma: f64| (sigma.max(0.0) / peak).powf(modulus);
+        let batdorf = (criterion == WeibullCriterion::BatdorfNormalStress)
+            .then(|| NormalStressAverage::new(FlawPopulation::Surface, modulus));
         let integrand = |r: f64| {
             let [radial, hoop] = self.plate_theory_stresses_pa(1.0, poisson_ratio, r);
             match criterion {
                 WeibullCriterion::MaximumPrincipal => weight(radial.max(hoop)),
                 WeibullCriterion::IndependentAction => weight(radial) + weight(hoop),
+                WeibullCriterion::BatdorfNormalStress => batdorf
+                    .as_ref()
+                    .expect("built for this criterion")
+                    .weight(&[radial.max(hoop), radial.min(hoop)], peak),
             }
         };
         let intervals = 20_000;

@@ -4,6 +4,7 @@
 //! its outputs are cracks and fragments.
 
 mod background;
+mod batdorf;
 mod body;
 mod contact;
 mod energy;

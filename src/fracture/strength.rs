@@ -37,6 +37,7 @@
 //! large m, so it converges under mesh refinement rather than being exact
 //! on one mesh (`tests/strength.rs` measures it against closed forms).
 
+use super::batdorf::NormalStressAverage;
 use super::stress::{max_principal_stress, principal_stresses};
 use crate::config::{Material, WeibullCriterion};
 use crate::mesh::TetMesh;
@@ -159,13 +160,18 @@ impl Strength {
     /// The lowest threshold an event on a body of size `whole_size` (its
     /// surface or volume, [`whole_size`]) can have, lasting at most
     /// `longest_time_s` (`None`: a held load, checked at the reference
-    /// rate). The effective size is at most the whole; a stress rate is
+    /// rate). The effective size is at most the whole times the
+    /// criterion's largest integrand over σ₁'s (1, 2 or 3 under
+    /// independent action, `1/k̄` under Batdorf's); a stress rate is
     /// at least σ_max/T, so a peak σ breaks only if
     /// `σ ≥ R_size (σ/(T σ̇_ref))^(1/(n+1))`, that is
     /// `σ ≥ R_size^((n+1)/n) (T σ̇_ref)^(−1/n)`. Stresses below it cannot
     /// break the body in that event, whatever its field.
     pub fn lowest_threshold_pa(&self, whole_size: f64, longest_time_s: Option<f64>) -> f64 {
-        let mut threshold = self.threshold_pa(whole_size, None);
+        let largest_size = self.weibull.map_or(whole_size, |w| {
+            whole_size * integrand_bound(w.criterion, w.flaws, w.modulus)
+        });
+        let mut threshold = self.threshold_pa(largest_size, None);
         if let (Some(r), Some(t)) = (self.rate, longest_time_s) {
             if t > 0.0 {
                 let n = r.exponent;
@@ -223,7 +229,10 @@ impl Strength {
 /// [`WeibullCriterion::IndependentAction`] the integrand is the sum of
 /// `(σ_i/σ_max)^m` over the tensile principal stresses σ_i: the three of
 /// the stress for volume flaws, the two in the surface's plane for
-/// surface flaws (the principle of independent action).
+/// surface flaws (the principle of independent action). Under
+/// [`WeibullCriterion::BatdorfNormalStress`] it is Batdorf's mean over
+/// flaw orientations of the same principal stresses
+/// (`fracture::batdorf`).
 ///
 /// A linear element's stress is constant; a quadratic element's is linear
 /// (its strain is, on straight edges), so the stress between its corner
@@ -263,6 +272,8 @@ pub fn effective_size(
             0.0
         }
     };
+    let batdorf = (criterion == WeibullCriterion::BatdorfNormalStress)
+        .then(|| NormalStressAverage::new(flaws, modulus));
     // `plane`: a boundary face's orthonormal tangents (surface flaws).
     let integrand = |s: &[f64; 6], plane: Option<&[Vector3<f64>; 2]>| match (criterion, plane) {
         (WeibullCriterion::MaximumPrincipal, _) => weight(max_principal_stress(s)),
@@ -273,15 +284,17 @@ pub fn effective_size(
             .into_iter()
             .map(weight)
             .sum(),
+        (WeibullCriterion::BatdorfNormalStress, plane) => {
+            let batdorf = batdorf.as_ref().expect("built for this criterion");
+            match plane {
+                None => batdorf.weight(&principal_stresses(s), peak),
+                Some(plane) => batdorf.weight(&in_plane_principal_stresses(s, plane), peak),
+            }
+        }
     };
-    // The independent-action integrand sums up to three (volume) or two
-    // (in-plane) terms each at most σ₁'s: in-plane principal stresses
-    // lie within the tensor's (Cauchy's interlacing).
-    let terms = match (criterion, flaws) {
-        (WeibullCriterion::MaximumPrincipal, _) => 1.0,
-        (WeibullCriterion::IndependentAction, FlawPopulation::Volume) => 3.0,
-        (WeibullCriterion::IndependentAction, FlawPopulation::Surface) => 2.0,
-    };
+    let terms = batdorf
+        .as_ref()
+        .map_or_else(|| integrand_bound(criterion, flaws, modulus), |b| b.bound());
     // The stress at barycentric coordinates `bary` of the points `points`.
     let interpolate = |points: &[u32], bary: &[f64]| -> [f64; 6] {
         let mut s = [0.0; 6];
@@ -364,6 +377,23 @@ pub fn effective_size(
         size += piece.measure * mean;
     }
     size
+}
+
+/// The largest integrand of [`effective_size`] under `criterion` relative
+/// to σ₁'s `(σ₁/σ_max)^m`. Independent action sums up to three (volume)
+/// or two (in-plane) terms each at most σ₁'s: in-plane principal stresses
+/// lie within the tensor's (Cauchy's interlacing). Batdorf's normal stress
+/// on a flaw is at most σ₁, and its mean is normalised by k̄
+/// (`fracture::batdorf`).
+fn integrand_bound(criterion: WeibullCriterion, flaws: FlawPopulation, modulus: f64) -> f64 {
+    match (criterion, flaws) {
+        (WeibullCriterion::MaximumPrincipal, _) => 1.0,
+        (WeibullCriterion::IndependentAction, FlawPopulation::Volume) => 3.0,
+        (WeibullCriterion::IndependentAction, FlawPopulation::Surface) => 2.0,
+        (WeibullCriterion::BatdorfNormalStress, _) => {
+            NormalStressAverage::new(flaws, modulus).bound()
+        }
+    }
 }
 
 /// A tet or boundary triangle of [`effective_size`]'s domain.
@@ -615,9 +645,10 @@ mod tests {
 
     /// Independent action counts each tensile principal stress: an
     /// equibiaxial tension loads the volume twice, and on the surface each
-    /// face by the stresses in its own plane.
+    /// face by the stresses in its own plane; Batdorf's flaws count it by
+    /// the orientations it opens.
     #[test]
-    fn independent_action_counts_each_tensile_principal_stress() {
+    fn multiaxial_criteria_count_the_tensile_principal_stresses() {
         let mesh = crate::mesh::box_mesh([0.2, 0.1, 0.05], [2, 2, 1], None).unwrap();
         let elastic = crate::fem::ElasticMesh::new(&mesh, ElementOrder::Quadratic);
         let shapes = faer::Mat::<f64>::zeros(elastic.dofs(), 1);
@@ -629,10 +660,16 @@ mod tests {
         let (xy, xz, yz) = (0.2 * 0.1, 0.2 * 0.05, 0.1 * 0.05);
         let equibiaxial = [5e6, 5e6, 0.0, 0.0, 0.0, 0.0];
         let uniaxial = [5e6, 0.0, 0.0, 0.0, 0.0, 0.0];
-        let (maximum, independent) = (
+        let (maximum, independent, batdorf) = (
             WeibullCriterion::MaximumPrincipal,
             WeibullCriterion::IndependentAction,
+            WeibullCriterion::BatdorfNormalStress,
         );
+        // Batdorf's equibiaxial factor at m = 9, (2m)!!/(2m−1)!!, and its
+        // equitriaxial one, 2m + 1, in every direction of a volume.
+        let factor: f64 = (1..=9)
+            .map(|k| (2 * k) as f64 / (2 * k - 1) as f64)
+            .product();
         for (voigt, flaws, criterion, expected) in [
             (equibiaxial, FlawPopulation::Volume, maximum, 1e-3),
             (equibiaxial, FlawPopulation::Volume, independent, 2e-3),
@@ -658,6 +695,23 @@ mod tests {
                 independent,
                 2.0 * (xy + xz),
             ),
+            (uniaxial, FlawPopulation::Volume, batdorf, 1e-3),
+            (equibiaxial, FlawPopulation::Volume, batdorf, factor * 1e-3),
+            (
+                [5e6, 5e6, 5e6, 0.0, 0.0, 0.0],
+                FlawPopulation::Volume,
+                batdorf,
+                19.0 * 1e-3,
+            ),
+            // Faces normal to z see the equibiaxial stress, the others a
+            // uniaxial one in their plane.
+            (
+                equibiaxial,
+                FlawPopulation::Surface,
+                batdorf,
+                2.0 * (factor * xy + xz + yz),
+            ),
+            (uniaxial, FlawPopulation::Surface, batdorf, 2.0 * (xy + xz)),
         ] {
             // The trigonometric roots carry √ε where two coincide.
             let got = size(voigt, flaws, criterion);
@@ -702,6 +756,45 @@ mod tests {
             strength.lowest_threshold_pa(whole, None),
             strength.threshold_pa(whole, None)
         );
+        // Under a multiaxial criterion a uniform triaxial tension counts
+        // the body's surface more than once: its threshold lies below the
+        // whole surface's, and the lowest threshold still bounds it.
+        let mesh = crate::mesh::box_mesh([0.2, 0.1, 0.05], [2, 2, 1], None).unwrap();
+        let elastic = crate::fem::ElasticMesh::new(&mesh, ElementOrder::Linear);
+        let shapes = faer::Mat::<f64>::zeros(elastic.dofs(), 1);
+        let table = ModalStress::new(&elastic, &glass(), &shapes);
+        let uniform = vec![[5e6, 5e6, 5e6, 0.0, 0.0, 0.0]; table.point_count()];
+        let surface = whole_size(&mesh, None, FlawPopulation::Surface);
+        for criterion in [
+            WeibullCriterion::IndependentAction,
+            WeibullCriterion::BatdorfNormalStress,
+        ] {
+            let mut material = glass();
+            material.weibull_criterion = Some(criterion);
+            let strength = Strength::of(&material);
+            let size = effective_size(
+                &mesh,
+                &table,
+                &uniform,
+                None,
+                FlawPopulation::Surface,
+                8.0,
+                criterion,
+            );
+            assert!(
+                size >= 2.0 * surface * (1.0 - 1e-9),
+                "{criterion:?}: {size}"
+            );
+            let event = strength.threshold_pa(size, None);
+            assert!(
+                event < strength.threshold_pa(surface, None),
+                "{criterion:?}"
+            );
+            assert!(
+                strength.lowest_threshold_pa(surface, None) <= event * (1.0 + 1e-12),
+                "{criterion:?}"
+            );
+        }
         // Without the fields, R_c whatever the event.
         let plain = Strength::of(
             crate::config::MaterialLibrary::builtin()
