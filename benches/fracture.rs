@@ -79,6 +79,7 @@ fn fracture_event(c: &mut Criterion) {
                 radius_m: 0.1,
                 ..Impactor::steel_ball()
             },
+            face: None,
         }];
         let variants = if bench_mode {
             &[(1, false), (4, false), (1, true)][..]

@@ -53,6 +53,7 @@
 //!     impulse_n_s: 1.1,
 //!     relative_speed_m_s: 10.0,
 //!     impactor: Impactor::steel_ball(),
+//!     face: None,
 //! }];
 //! let mut counters = Counters::default();
 //! let outcome = tile.impact(

@@ -39,6 +39,7 @@ fn strike(impulse: f64) -> Vec<ContactPoint> {
         impulse_n_s: impulse,
         relative_speed_m_s: impulse / 0.11,
         impactor: Impactor::steel_ball(),
+        face: None,
     }]
 }
 
@@ -544,6 +545,7 @@ fn a_fragment_breaks_again_only_within_its_own_tets() {
             impulse_n_s: 4.0,
             relative_speed_m_s: 20.0,
             impactor: Impactor::steel_ball(),
+            face: None,
         }],
         &FractureSettings::default(),
         threads(),
@@ -809,6 +811,7 @@ fn a_ball_on_a_large_plate_follows_zeners_theory() {
             impulse_n_s: impactor.mass_kg * speed_m_s,
             relative_speed_m_s: speed_m_s,
             impactor,
+            face: None,
         };
         let contact = b
             .impact(&[hit], &settings, threads(), &mut Counters::default())
@@ -918,6 +921,7 @@ fn a_ball_on_a_free_beam_follows_timoshenkos_modal_solution() {
         impulse_n_s: ball.mass_kg * speed_m_s,
         relative_speed_m_s: speed_m_s,
         impactor: ball,
+        face: None,
     };
     for (static_correction, tolerance) in [(false, 0.02), (true, 0.03)] {
         let settings = FractureSettings {
@@ -1021,4 +1025,59 @@ fn a_hard_strike_breaks_a_coarse_and_a_fine_tile_into_a_handful_of_pieces_alike(
             "{speed_m_s} m/s: {coarse} pieces on 12×1, {fine} on 24×2"
         );
     }
+}
+
+/// A tile landing flat on a rigid floor (2 cm drop) at the four corners
+/// of its bottom face, as the solver's face-to-face manifold reports it.
+/// Spread over the face, the floor's pressure is balanced by the tile's
+/// rigid deceleration, which loads every element alike: a uniform
+/// pressure does no work on a free plate's bending modes (they are
+/// mass-orthogonal to its translation) and leaves it in through-thickness
+/// compression between the pressure and zero, so no tension reaches the
+/// mean pressure (what there is comes from the elements' lumped mass
+/// against the pressure's consistent loads). Held at its four corners the
+/// same landing bends and dents it there.
+#[test]
+fn a_flat_landing_spreads_over_the_face() {
+    let b = body(tile(), material("ceramic-tile"), 40, 1);
+    let floor = Impactor {
+        mass_kg: f64::INFINITY,
+        radius_m: 0.05,
+        ..Impactor::steel_ball()
+    };
+    let speed_m_s = (2.0 * 9.81 * 0.02f64).sqrt();
+    let landing = |face: Option<u32>| {
+        let corners: Vec<ContactPoint> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+            .iter()
+            .map(|&(x, y)| ContactPoint {
+                point_m: Point3::new(0.075 * x, 0.075 * y, 0.0),
+                normal: Vector3::z(),
+                impulse_n_s: 0.0,
+                relative_speed_m_s: speed_m_s,
+                impactor: floor,
+                face,
+            })
+            .collect();
+        let settings = FractureSettings {
+            exact_peak_stress: true,
+            ..Default::default()
+        };
+        b.clone()
+            .impact(&corners, &settings, threads(), &mut Counters::default())
+    };
+    let (flat, corners) = (landing(Some(0)), landing(None));
+    let mean_pressure_pa = flat.contact.peak_force_n / (0.15 * 0.15);
+    let figures = format!(
+        "flat: {:.0} N, tension {:.3e} Pa (mean pressure {mean_pressure_pa:.3e}); \
+         corners: {:.0} N, tension {:.3e} Pa",
+        flat.contact.peak_force_n,
+        flat.peak_stress_pa,
+        corners.contact.peak_force_n,
+        corners.peak_stress_pa
+    );
+    assert!(flat.peak_stress_pa < mean_pressure_pa, "{figures}");
+    assert!(
+        corners.peak_stress_pa > 10.0 * flat.peak_stress_pa,
+        "{figures}"
+    );
 }

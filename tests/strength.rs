@@ -257,6 +257,7 @@ fn strike_body(
         impulse_n_s: impulse,
         relative_speed_m_s: impulse / 0.11,
         impactor: Impactor::steel_ball(),
+        face: None,
     }];
     let settings = FractureSettings {
         exact_peak_stress,

@@ -191,6 +191,7 @@ fn parse_strike(
         impulse_n_s: impulse,
         relative_speed_m_s: speed,
         impactor: *impactor,
+        face: None,
     })
 }
 

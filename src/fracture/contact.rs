@@ -46,6 +46,135 @@ pub(super) fn contact_patch(
     patch
 }
 
+/// Nodes and weights (summing to 1) of the share of a face-to-face
+/// contact that acts at `corners[own]`: a flat body pressed on a face
+/// touches over the polygon its contact points span (the corners of the
+/// solver's manifold, on the contact plane through them), not at the
+/// corners, and a uniform pressure over that polygon stands for it. The
+/// boundary faces that face the contact (outward normal within 25° of
+/// `-normal`, centroid near the plane and inside the polygon) carry it,
+/// each face by its area and assigned to the nearest corner, whose solver contact carries that part of the force.
+/// Returned as (index in the mesh's boundary faces, weight) pairs, each
+/// face's weight its area, summing to 1; `None` when no such face lies
+/// nearest `corners[own]`.
+pub(super) fn face_patch(
+    mesh: &TetMesh,
+    region: Option<&[bool]>,
+    corners: &[Point3<f64>],
+    normal: &Vector3<f64>,
+    own: usize,
+) -> Option<Vec<(usize, f64)>> {
+    let (u, v) = plane_axes(normal);
+    let origin = corners.iter().fold(Vector3::zeros(), |s, c| s + c.coords) / corners.len() as f64;
+    let project = |p: &Point3<f64>| {
+        let d = p.coords - origin;
+        [d.dot(&u), d.dot(&v)]
+    };
+    let flat: Vec<[f64; 2]> = corners.iter().map(project).collect();
+    let hull = convex_hull(&flat);
+    let diameter = flat
+        .iter()
+        .flat_map(|a| flat.iter().map(move |b| (a[0] - b[0]).hypot(a[1] - b[1])))
+        .fold(0.0, f64::max);
+    // The solver's points lie on the contact's plane to its penetration
+    // (micrometres); the body's faces there, to its mesh's flatness.
+    let plane_tolerance_m = 0.02 * diameter;
+    let facing = 25f64.to_radians().cos();
+    let faces = &mesh.topology().boundary_faces;
+    let in_region = |f: &BoundaryFace| region.is_none_or(|r| r[f.tet as usize]);
+    let any_in_region = faces.iter().any(in_region);
+    let mut patch: Vec<(usize, f64)> = Vec::new();
+    for (index, face) in faces.iter().enumerate() {
+        if any_in_region && !in_region(face) {
+            continue;
+        }
+        let [a, b, c] = face.nodes.map(|n| mesh.nodes()[n as usize]);
+        let area_normal = (b - a).cross(&(c - a));
+        let area = 0.5 * area_normal.norm();
+        if area <= 0.0 || -area_normal.dot(normal) < facing * 2.0 * area {
+            continue;
+        }
+        let centroid = Point3::from((a.coords + b.coords + c.coords) / 3.0);
+        if (centroid.coords - origin).dot(normal).abs() > plane_tolerance_m {
+            continue;
+        }
+        let q = project(&centroid);
+        if !inside_convex(&hull, &q) {
+            continue;
+        }
+        let nearest = (0..flat.len())
+            .min_by(|&i, &j| {
+                let d = |k: usize| (flat[k][0] - q[0]).powi(2) + (flat[k][1] - q[1]).powi(2);
+                d(i).total_cmp(&d(j))
+            })
+            .expect("corners are not empty");
+        if nearest == own {
+            patch.push((index, area));
+        }
+    }
+    let total: f64 = patch.iter().map(|p| p.1).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    patch.iter_mut().for_each(|p| p.1 /= total);
+    Some(patch)
+}
+
+/// Two unit vectors spanning the plane normal to `normal`.
+fn plane_axes(normal: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
+    let across = if normal.x.abs() < 0.9 {
+        Vector3::x()
+    } else {
+        Vector3::y()
+    };
+    let u = normal.cross(&across).normalize();
+    (u, normal.cross(&u).normalize())
+}
+
+/// The convex hull of `points`, counter-clockwise (Andrew's monotone
+/// chain).
+fn convex_hull(points: &[[f64; 2]]) -> Vec<[f64; 2]> {
+    let mut sorted = points.to_vec();
+    sorted.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+    sorted.dedup();
+    if sorted.len() < 3 {
+        return sorted;
+    }
+    let cross = |o: &[f64; 2], a: &[f64; 2], b: &[f64; 2]| {
+        (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    };
+    let mut hull: Vec<[f64; 2]> = Vec::with_capacity(2 * sorted.len());
+    // The lower chain left to right, then the upper one back, each point
+    // kept while the chain turns left.
+    for p in &sorted {
+        while hull.len() >= 2 && cross(&hull[hull.len() - 2], &hull[hull.len() - 1], p) <= 0.0 {
+            hull.pop();
+        }
+        hull.push(*p);
+    }
+    let lower = hull.len() + 1;
+    for p in sorted.iter().rev().skip(1) {
+        while hull.len() >= lower && cross(&hull[hull.len() - 2], &hull[hull.len() - 1], p) <= 0.0 {
+            hull.pop();
+        }
+        hull.push(*p);
+    }
+    hull.pop();
+    hull
+}
+
+/// Whether `q` lies in the counter-clockwise convex polygon `hull` (on its
+/// edges included, to a part in 10⁹ of the edge's length).
+fn inside_convex(hull: &[[f64; 2]], q: &[f64; 2]) -> bool {
+    hull.len() >= 3
+        && (0..hull.len()).all(|i| {
+            let (a, b) = (hull[i], hull[(i + 1) % hull.len()]);
+            let edge = [b[0] - a[0], b[1] - a[1]];
+            let cross = edge[0] * (q[1] - a[1]) - edge[1] * (q[0] - a[0]);
+            cross >= -1e-9 * (edge[0] * edge[0] + edge[1] * edge[1])
+        })
+}
+
 /// The face among `faces` nearest `point` and the barycentric weights of
 /// the nearest point on it.
 fn nearest_boundary_face<'a>(

@@ -1,7 +1,7 @@
 //! Modal impact fracture (Glondu 2012 §3.3, Alg. 3) and the quasi-static
 //! check for resting contacts (§3.3.7), on a [`BreakableBody`].
 
-use super::contact::{chord_weights, contact_patch};
+use super::contact::{chord_weights, contact_patch, face_patch};
 use super::energy::{EnergyLedger, EnergyTables, StrainEnergy};
 use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
 use super::impact_stress::ResidualField;
@@ -14,6 +14,7 @@ use super::surface::CrackSurface;
 use super::BreakableBody;
 use crate::config::Material;
 use crate::fem::ElementOrder;
+use crate::mesh::TET_EDGES;
 use crate::modal::GROUP_POINTS;
 use nalgebra::{Point3, Vector3};
 use rayon::prelude::*;
@@ -50,6 +51,12 @@ pub struct ContactPoint {
     pub relative_speed_m_s: f64,
     /// The other body at this contact, with the mass that acts here.
     pub impactor: Impactor,
+    /// The face-to-face contact this point is a corner of, if any: the
+    /// points of an impact with the same value are the solver's corners
+    /// of one flat contact (a tile landing flat), and each one's force
+    /// spreads over its part of the polygon they span instead of a Hertz
+    /// patch around the point.
+    pub face: Option<u32>,
 }
 
 /// The other body of an impact, for the Hertz contact (`hertz` module).
@@ -272,6 +279,64 @@ impl BreakableBody {
             .collect()
     }
 
+    /// The load of a unit force at `contact` spread over its part of the
+    /// face-to-face contact it is a corner of (`contact::face_patch`),
+    /// or `None` for a point contact or a face the mesh has no face under.
+    fn face_load(
+        &self,
+        contacts: &[ContactPoint],
+        contact: &ContactPoint,
+    ) -> Option<Vec<(usize, f64)>> {
+        let face = contact.face?;
+        let corners: Vec<Point3<f64>> = contacts
+            .iter()
+            .filter(|c| c.face == Some(face))
+            .map(|c| c.point_m)
+            .collect();
+        let own = contacts
+            .iter()
+            .filter(|c| c.face == Some(face))
+            .position(|c| std::ptr::eq(c, contact))?;
+        if corners.len() < 3 {
+            return None;
+        }
+        let region = self.region.as_ref().map(|r| &*r.tets);
+        let patch = face_patch(&self.mesh, region, &corners, &contact.normal, own)?;
+        // A uniform pressure's consistent nodal forces on a flat face: a
+        // third of it at each corner of a linear triangle; on a quadratic
+        // one none at the corners and a third at each edge node (the
+        // integrals of its shape functions, Zienkiewicz & Taylor,
+        // *The Finite Element Method* vol. 1, §8.8).
+        let faces = &self.mesh.topology().boundary_faces;
+        let elastic = self.basis.elastic_mesh(&self.mesh);
+        let quadratic = elastic.order() == ElementOrder::Quadratic;
+        let mut load = Vec::with_capacity(9 * patch.len());
+        for (index, weight) in patch {
+            let face = &faces[index];
+            let nodes: [u32; 3] = if quadratic {
+                let element = elastic.element_nodes(face.tet as usize);
+                let opposite = usize::from(face.opposite);
+                let mut edges = TET_EDGES
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, [i, j])| *i != opposite && *j != opposite)
+                    .map(|(e, _)| element[4 + e]);
+                [(); 3].map(|_| edges.next().expect("a face has three edges"))
+            } else {
+                face.nodes
+            };
+            for node in nodes {
+                for axis in 0..3 {
+                    load.push((
+                        3 * node as usize + axis,
+                        weight / 3.0 * contact.normal[axis],
+                    ));
+                }
+            }
+        }
+        Some(load)
+    }
+
     /// The modal forces of `load`: g = Xᵀ p.
     fn modal_force(&self, load: &[(usize, f64)]) -> Vec<f64> {
         let shapes = &self.basis.shapes;
@@ -431,6 +496,11 @@ impl BreakableBody {
             .zip(loads)
             .enumerate()
             .map(|(c, (chord, load))| {
+                // A flat contact's approach is its patch's mean deflection,
+                // the work-conjugate of its spread load.
+                if contacts[c].face.is_some() {
+                    return &load[..];
+                }
                 let through = deflection(chord, c);
                 let plausible =
                     !chord.is_empty() && through > 0.0 && through <= deflection(load, c);
@@ -530,6 +600,9 @@ impl BreakableBody {
             .zip(&hertz)
             .zip(&effective_kg)
             .map(|((c, h), &mass_kg)| {
+                if let Some(load) = self.face_load(&contacts, c) {
+                    return load;
+                }
                 let h = HertzContact { mass_kg, ..*h };
                 let radius = (c.impactor.radius_m * h.rigid_indentation_m()).sqrt();
                 let radius = if radius.is_finite() { radius } else { 0.0 };

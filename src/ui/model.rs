@@ -394,6 +394,7 @@ mod tests {
             impulse_n_s: 0.001,
             relative_speed_m_s: 0.01,
             impactor: Impactor::steel_ball(),
+            face: None,
         };
         let settings = FractureSettings::default();
         body.impact(&[contact], &settings, &threads, &mut Counters::default());

@@ -12,7 +12,7 @@ use crate::fracture::{
     BasisJob, ContactEnd, ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, Pattern,
     StaticLoad,
 };
-use nalgebra::Vector3;
+use nalgebra::{Point3, Vector3};
 use rapier3d::dynamics::MassProperties;
 use rapier3d::geometry::ColliderBuilder;
 use rayon::prelude::*;
@@ -404,9 +404,11 @@ impl World {
                 // body, and one touching at several points shares its mass
                 // among them as the step's impulses do. The struck body's
                 // own mass enters through its rigid motion.
+                let faces = face_contacts(contacts);
                 check.points = contacts
                     .iter()
-                    .map(|c| {
+                    .zip(faces)
+                    .map(|(c, face)| {
                         let same: Vec<&BodyContact> =
                             contacts.iter().filter(|d| d.other == c.other).collect();
                         let total: f64 = same.iter().map(|d| d.impulse_n_s).sum();
@@ -426,6 +428,7 @@ impl World {
                             impulse_n_s: c.impulse_n_s,
                             relative_speed_m_s: if striking { c.approach_speed_m_s } else { 0.0 },
                             impactor,
+                            face,
                         }
                     })
                     .collect();
@@ -801,5 +804,100 @@ pub(super) fn run_check(
         basis_jobs: Vec::new(),
         engine,
         check_s: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Which of a body's `contacts` are corners of one face-to-face contact
+/// (`ContactPoint::face`): three or more with the same other body and
+/// normal (to 2.6°) whose points span a polygon, not a line (an edge
+/// landing) or a point; the group is named by its first contact's index.
+fn face_contacts(contacts: &[BodyContact]) -> Vec<Option<u32>> {
+    let mut faces = vec![None; contacts.len()];
+    for (first, c) in contacts.iter().enumerate() {
+        if faces[first].is_some() {
+            continue;
+        }
+        let group: Vec<usize> = (first..contacts.len())
+            .filter(|&i| {
+                faces[i].is_none()
+                    && contacts[i].other == c.other
+                    && contacts[i].normal.dot(&c.normal) > 0.999
+            })
+            .collect();
+        if group.len() < 3 {
+            continue;
+        }
+        let points: Vec<Point3<f64>> = group.iter().map(|&i| contacts[i].point_m).collect();
+        let far = points
+            .iter()
+            .max_by(|a, b| (*a - points[0]).norm().total_cmp(&(*b - points[0]).norm()))
+            .expect("three points");
+        let axis = far - points[0];
+        let length = axis.norm();
+        let width = points
+            .iter()
+            .map(|p| (p - points[0]).cross(&axis).norm() / length.max(f64::MIN_POSITIVE))
+            .fold(0.0, f64::max);
+        if length > 0.0 && width > 1e-2 * length {
+            for i in group {
+                faces[i] = Some(first as u32);
+            }
+        }
+    }
+    faces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contact(other: Option<u32>, x: f64, y: f64, normal: Vector3<f64>) -> BodyContact {
+        BodyContact {
+            body: BodyId(0),
+            other: other.map(BodyId),
+            point_m: Point3::new(x, y, 0.0),
+            normal,
+            impulse_n_s: 0.1,
+            approach_speed_m_s: 0.6,
+        }
+    }
+
+    #[test]
+    fn corners_spanning_a_polygon_are_one_face_contact() {
+        let up = Vector3::z();
+        let tilted = Vector3::new(0.1, 0.0, 1.0).normalize();
+        let contacts = [
+            // The floor's four corners under a tile...
+            contact(None, -0.07, -0.07, up),
+            contact(None, 0.07, -0.07, up),
+            contact(Some(2), 0.0, 0.0, up),
+            contact(None, 0.07, 0.07, up),
+            contact(None, -0.07, 0.07, up),
+            // ... and a ball's points along one line, and two of a plate
+            // on another normal.
+            contact(Some(3), 0.0, 0.0, up),
+            contact(Some(3), 0.01, 0.0, up),
+            contact(Some(3), 0.02, 0.0, up),
+            contact(Some(4), 0.0, 0.0, tilted),
+            contact(Some(4), 0.0, 0.01, tilted),
+            contact(Some(4), 0.01, 0.01, up),
+        ];
+        let faces = face_contacts(&contacts);
+        assert_eq!(
+            faces,
+            [
+                Some(0),
+                Some(0),
+                None,
+                Some(0),
+                Some(0),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None
+            ]
+        );
     }
 }
