@@ -811,6 +811,8 @@ pub(super) fn run_check(
 /// (`ContactPoint::face`): three or more with the same other body and
 /// normal (to 2.6°) whose points span a polygon, not a line (an edge
 /// landing) or a point; the group is named by its first contact's index.
+/// Colliders without a body are spheres to the impact (`impactor`), so
+/// their contacts are points.
 fn face_contacts(contacts: &[BodyContact]) -> Vec<Option<u32>> {
     let mut faces = vec![None; contacts.len()];
     for (first, c) in contacts.iter().enumerate() {
@@ -820,6 +822,7 @@ fn face_contacts(contacts: &[BodyContact]) -> Vec<Option<u32>> {
         let group: Vec<usize> = (first..contacts.len())
             .filter(|&i| {
                 faces[i].is_none()
+                    && c.other.is_some()
                     && contacts[i].other == c.other
                     && contacts[i].normal.dot(&c.normal) > 0.999
             })
@@ -868,19 +871,22 @@ mod tests {
         let tilted = Vector3::new(0.1, 0.0, 1.0).normalize();
         let contacts = [
             // The floor's four corners under a tile...
-            contact(None, -0.07, -0.07, up),
-            contact(None, 0.07, -0.07, up),
+            contact(Some(1), -0.07, -0.07, up),
+            contact(Some(1), 0.07, -0.07, up),
             contact(Some(2), 0.0, 0.0, up),
-            contact(None, 0.07, 0.07, up),
-            contact(None, -0.07, 0.07, up),
-            // ... and a ball's points along one line, and two of a plate
-            // on another normal.
+            contact(Some(1), 0.07, 0.07, up),
+            contact(Some(1), -0.07, 0.07, up),
+            // ... and a ball's points along one line, two of a plate on
+            // another normal, and colliders without a body.
             contact(Some(3), 0.0, 0.0, up),
             contact(Some(3), 0.01, 0.0, up),
             contact(Some(3), 0.02, 0.0, up),
             contact(Some(4), 0.0, 0.0, tilted),
             contact(Some(4), 0.0, 0.01, tilted),
             contact(Some(4), 0.01, 0.01, up),
+            contact(None, -0.07, -0.07, up),
+            contact(None, 0.07, -0.07, up),
+            contact(None, 0.07, 0.07, up),
         ];
         let faces = face_contacts(&contacts);
         assert_eq!(
@@ -891,6 +897,9 @@ mod tests {
                 None,
                 Some(0),
                 Some(0),
+                None,
+                None,
+                None,
                 None,
                 None,
                 None,
