@@ -279,24 +279,17 @@ impl BreakableBody {
             .collect()
     }
 
-    /// The load of a unit force at `contact` spread over its part of the
-    /// face-to-face contact it is a corner of (`contact::face_patch`),
+    /// The load of a unit force at `contacts[index]` spread over its part
+    /// of the face-to-face contact it is a corner of (`contact::face_patch`),
     /// or `None` for a point contact or a face the mesh has no face under.
-    fn face_load(
-        &self,
-        contacts: &[ContactPoint],
-        contact: &ContactPoint,
-    ) -> Option<Vec<(usize, f64)>> {
+    fn face_load(&self, contacts: &[ContactPoint], index: usize) -> Option<Vec<(usize, f64)>> {
+        let contact = &contacts[index];
         let face = contact.face?;
-        let corners: Vec<Point3<f64>> = contacts
-            .iter()
-            .filter(|c| c.face == Some(face))
-            .map(|c| c.point_m)
+        let members: Vec<usize> = (0..contacts.len())
+            .filter(|&c| contacts[c].face == Some(face))
             .collect();
-        let own = contacts
-            .iter()
-            .filter(|c| c.face == Some(face))
-            .position(|c| std::ptr::eq(c, contact))?;
+        let corners: Vec<Point3<f64>> = members.iter().map(|&c| contacts[c].point_m).collect();
+        let own = members.iter().position(|&c| c == index)?;
         if corners.len() < 3 {
             return None;
         }
@@ -599,8 +592,9 @@ impl BreakableBody {
             .iter()
             .zip(&hertz)
             .zip(&effective_kg)
-            .map(|((c, h), &mass_kg)| {
-                if let Some(load) = self.face_load(&contacts, c) {
+            .enumerate()
+            .map(|(index, ((c, h), &mass_kg))| {
+                if let Some(load) = self.face_load(&contacts, index) {
                     return load;
                 }
                 let h = HertzContact { mass_kg, ..*h };
