@@ -281,7 +281,8 @@ impl BreakableBody {
 
     /// The load of a unit force at `contacts[index]` spread over its part
     /// of the face-to-face contact it is a corner of (`contact::face_patch`),
-    /// or `None` for a point contact or a face the mesh has no face under.
+    /// or `None` for a point contact or one whose part of the polygon holds
+    /// none of the mesh's boundary faces (it keeps its Hertz patch).
     fn face_load(&self, contacts: &[ContactPoint], index: usize) -> Option<Vec<(usize, f64)>> {
         let contact = &contacts[index];
         let face = contact.face?;
