@@ -19,10 +19,8 @@ pub(super) fn contact_patch(
     radius_m: f64,
 ) -> Vec<(u32, f64)> {
     let faces = &mesh.topology().boundary_faces;
-    let in_region = |f: &BoundaryFace| region.is_none_or(|r| r[f.tet as usize]);
-    // A piece cut out of the interior has no original face: use them all.
-    let any_in_region = faces.iter().any(in_region);
-    let usable = |f: &&BoundaryFace| !any_in_region || in_region(f);
+    let usable = usable_faces(faces, region);
+    let usable = |f: &&BoundaryFace| usable(f);
     let mut patch: Vec<(u32, f64)> = Vec::new();
     if radius_m > 0.0 {
         for face in faces.iter().filter(usable) {
@@ -46,24 +44,24 @@ pub(super) fn contact_patch(
     patch
 }
 
-/// Nodes and weights (summing to 1) of the share of a face-to-face
-/// contact that acts at `corners[own]`: a flat body pressed on a face
-/// touches over the polygon its contact points span (the corners of the
-/// solver's manifold, on the contact plane through them), not at the
-/// corners, and a uniform pressure over that polygon stands for it. The
-/// boundary faces that face the contact (outward normal within 25° of
-/// `-normal`, centroid near the plane and inside the polygon) carry it,
-/// each face by its area and assigned to the nearest corner, whose solver contact carries that part of the force.
-/// Returned as (index in the mesh's boundary faces, weight) pairs, each
-/// face's weight its area, summing to 1; `None` when no such face lies
-/// nearest `corners[own]`.
-pub(super) fn face_patch(
+/// The boundary faces (index in the mesh's boundary faces, weight) over
+/// which each of `corners` carries its share of a face-to-face contact,
+/// one list per corner, its weights the faces' areas summing to 1, empty
+/// when no face lies nearest that corner.
+///
+/// A flat body pressed on a face touches over the polygon its contact
+/// points span (the corners of the solver's manifold, on the contact plane
+/// through them), not at the corners, and a uniform pressure over that
+/// polygon stands for it. The faces that face the contact (outward normal
+/// within 25° of `-normal`, centroid near the plane and inside the
+/// polygon) carry it, each assigned to the nearest corner, whose solver
+/// contact carries that part of the force.
+pub(super) fn face_patches(
     mesh: &TetMesh,
     region: Option<&[bool]>,
     corners: &[Point3<f64>],
     normal: &Vector3<f64>,
-    own: usize,
-) -> Option<Vec<(usize, f64)>> {
+) -> Vec<Vec<(usize, f64)>> {
     let (u, v) = plane_axes(normal);
     let origin = corners.iter().fold(Vector3::zeros(), |s, c| s + c.coords) / corners.len() as f64;
     let project = |p: &Point3<f64>| {
@@ -81,13 +79,9 @@ pub(super) fn face_patch(
     let plane_tolerance_m = 0.02 * diameter;
     let facing = 25f64.to_radians().cos();
     let faces = &mesh.topology().boundary_faces;
-    let in_region = |f: &BoundaryFace| region.is_none_or(|r| r[f.tet as usize]);
-    let any_in_region = faces.iter().any(in_region);
-    let mut patch: Vec<(usize, f64)> = Vec::new();
-    for (index, face) in faces.iter().enumerate() {
-        if any_in_region && !in_region(face) {
-            continue;
-        }
+    let usable = usable_faces(faces, region);
+    let mut patches: Vec<Vec<(usize, f64)>> = vec![Vec::new(); corners.len()];
+    for (index, face) in faces.iter().enumerate().filter(|(_, f)| usable(f)) {
         let [a, b, c] = face.nodes.map(|n| mesh.nodes()[n as usize]);
         let area_normal = (b - a).cross(&(c - a));
         let area = 0.5 * area_normal.norm();
@@ -102,22 +96,29 @@ pub(super) fn face_patch(
         if !inside_convex(&hull, &q) {
             continue;
         }
-        let nearest = (0..flat.len())
-            .min_by(|&i, &j| {
-                let d = |k: usize| (flat[k][0] - q[0]).powi(2) + (flat[k][1] - q[1]).powi(2);
-                d(i).total_cmp(&d(j))
-            })
-            .expect("corners are not empty");
-        if nearest == own {
-            patch.push((index, area));
+        let distance = |k: usize| (flat[k][0] - q[0]).powi(2) + (flat[k][1] - q[1]).powi(2);
+        if let Some(nearest) = (0..flat.len()).min_by(|&i, &j| distance(i).total_cmp(&distance(j)))
+        {
+            patches[nearest].push((index, area));
         }
     }
-    let total: f64 = patch.iter().map(|p| p.1).sum();
-    if total <= 0.0 {
-        return None;
+    for patch in &mut patches {
+        let total: f64 = patch.iter().map(|p| p.1).sum();
+        patch.iter_mut().for_each(|p| p.1 /= total);
     }
-    patch.iter_mut().for_each(|p| p.1 /= total);
-    Some(patch)
+    patches
+}
+
+/// Which of `faces` a load on `region`'s tets may use: those of its tets,
+/// or all of them when none is (a piece cut out of the interior has no
+/// original face).
+fn usable_faces<'a>(
+    faces: &'a [BoundaryFace],
+    region: Option<&'a [bool]>,
+) -> impl Fn(&BoundaryFace) -> bool + 'a {
+    let in_region = move |f: &BoundaryFace| region.is_none_or(|r| r[f.tet as usize]);
+    let any_in_region = faces.iter().any(in_region);
+    move |f| !any_in_region || in_region(f)
 }
 
 /// Two unit vectors spanning the plane normal to `normal`.
@@ -275,13 +276,7 @@ pub(super) fn chord_weights(
     // Two directions across the line: a tet whose corners all lie on one
     // side of a plane holding the line cannot meet it, which spares the
     // exact test below for nearly all tets.
-    let across_u = normal.cross(&if normal.x.abs() < 0.9 {
-        Vector3::x()
-    } else {
-        Vector3::y()
-    });
-    let across_u = across_u.normalize();
-    let across_v = normal.cross(&across_u).normalize();
+    let (across_u, across_v) = plane_axes(normal);
     let one_side = |offsets: &[Vector3<f64>; 4], axis: &Vector3<f64>, tolerance: f64| {
         let d = offsets.map(|o| o.dot(axis));
         d.iter().all(|&x| x > tolerance) || d.iter().all(|&x| x < -tolerance)

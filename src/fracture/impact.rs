@@ -1,7 +1,7 @@
 //! Modal impact fracture (Glondu 2012 §3.3, Alg. 3) and the quasi-static
 //! check for resting contacts (§3.3.7), on a [`BreakableBody`].
 
-use super::contact::{chord_weights, contact_patch, face_patch};
+use super::contact::{chord_weights, contact_patch, face_patches};
 use super::energy::{EnergyLedger, EnergyTables, StrainEnergy};
 use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
 use super::impact_stress::ResidualField;
@@ -271,64 +271,64 @@ impl BreakableBody {
         radius_m: f64,
     ) -> Vec<(usize, f64)> {
         let region = self.region.as_ref().map(|r| &*r.tets);
-        contact_patch(&self.mesh, region, point, radius_m)
-            .into_iter()
-            .flat_map(|(node, weight)| {
-                (0..3).map(move |axis| (3 * node as usize + axis, weight * direction[axis]))
-            })
-            .collect()
+        let patch = contact_patch(&self.mesh, region, point, radius_m);
+        nodal_load(patch, direction)
     }
 
-    /// The load of a unit force at `contacts[index]` spread over its part
-    /// of the face-to-face contact it is a corner of (`contact::face_patch`),
-    /// or `None` for a point contact or one whose part of the polygon holds
-    /// none of the mesh's boundary faces (it keeps its Hertz patch).
-    fn face_load(&self, contacts: &[ContactPoint], index: usize) -> Option<Vec<(usize, f64)>> {
-        let contact = &contacts[index];
-        let face = contact.face?;
-        let members: Vec<usize> = (0..contacts.len())
-            .filter(|&c| contacts[c].face == Some(face))
-            .collect();
-        let corners: Vec<Point3<f64>> = members.iter().map(|&c| contacts[c].point_m).collect();
-        let own = members.iter().position(|&c| c == index)?;
-        if corners.len() < 3 {
-            return None;
-        }
+    /// The load of a unit force at each of `contacts` spread over its part
+    /// of the face-to-face contact it is a corner of (`face_patches`), or
+    /// `None` for a point contact, one of a face contact with fewer than
+    /// three corners, or one whose part of the polygon holds none of the
+    /// mesh's boundary faces (it keeps its Hertz patch).
+    fn face_loads(&self, contacts: &[ContactPoint]) -> Vec<Option<Vec<(usize, f64)>>> {
+        let mut loads: Vec<Option<Vec<(usize, f64)>>> = vec![None; contacts.len()];
+        let mut faces: Vec<u32> = contacts.iter().filter_map(|c| c.face).collect();
+        faces.sort_unstable();
+        faces.dedup();
         let region = self.region.as_ref().map(|r| &*r.tets);
-        let patch = face_patch(&self.mesh, region, &corners, &contact.normal, own)?;
+        let boundary = &self.mesh.topology().boundary_faces;
+        let elastic = self.basis.elastic_mesh(&self.mesh);
+        let quadratic = elastic.order() == ElementOrder::Quadratic;
         // A uniform pressure's consistent nodal forces on a flat face: a
         // third of it at each corner of a linear triangle; on a quadratic
         // one none at the corners and a third at each edge node (the
         // integrals of its shape functions, Zienkiewicz & Taylor,
         // *The Finite Element Method* vol. 1, §8.8).
-        let faces = &self.mesh.topology().boundary_faces;
-        let elastic = self.basis.elastic_mesh(&self.mesh);
-        let quadratic = elastic.order() == ElementOrder::Quadratic;
-        let mut load = Vec::with_capacity(9 * patch.len());
-        for (index, weight) in patch {
-            let face = &faces[index];
-            let nodes: [u32; 3] = if quadratic {
-                let element = elastic.element_nodes(face.tet as usize);
-                let opposite = usize::from(face.opposite);
-                let mut edges = TET_EDGES
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, [i, j])| *i != opposite && *j != opposite)
-                    .map(|(e, _)| element[4 + e]);
-                [(); 3].map(|_| edges.next().expect("a face has three edges"))
-            } else {
-                face.nodes
-            };
-            for node in nodes {
-                for axis in 0..3 {
-                    load.push((
-                        3 * node as usize + axis,
-                        weight / 3.0 * contact.normal[axis],
-                    ));
+        let face_nodes = |index: usize| -> [u32; 3] {
+            let face = &boundary[index];
+            if !quadratic {
+                return face.nodes;
+            }
+            let element = elastic.element_nodes(face.tet as usize);
+            let opposite = usize::from(face.opposite);
+            let mut edges = TET_EDGES
+                .iter()
+                .enumerate()
+                .filter(|(_, [i, j])| *i != opposite && *j != opposite)
+                .map(|(e, _)| element[4 + e]);
+            [(); 3].map(|_| edges.next().expect("a face has three edges"))
+        };
+        for face in faces {
+            let members: Vec<usize> = (0..contacts.len())
+                .filter(|&c| contacts[c].face == Some(face))
+                .collect();
+            if members.len() < 3 {
+                continue;
+            }
+            let corners: Vec<Point3<f64>> = members.iter().map(|&c| contacts[c].point_m).collect();
+            let normal = &contacts[members[0]].normal;
+            let patches = face_patches(&self.mesh, region, &corners, normal);
+            for (&member, patch) in members.iter().zip(patches) {
+                if patch.is_empty() {
+                    continue;
                 }
+                let nodes = patch
+                    .into_iter()
+                    .flat_map(|(index, weight)| face_nodes(index).map(|node| (node, weight / 3.0)));
+                loads[member] = Some(nodal_load(nodes, &contacts[member].normal));
             }
         }
-        Some(load)
+        loads
     }
 
     /// The modal forces of `load`: g = Xᵀ p.
@@ -589,13 +589,14 @@ impl BreakableBody {
         // The force spreads over the Hertz patch at its largest extent on a
         // rigid half-space, a = √(R δ) (Johnson §4.2): an upper bound
         // of the patch on the flexible body, known before the integration.
+        let face_loads = self.face_loads(&contacts);
         let loads: Vec<Vec<(usize, f64)>> = contacts
             .iter()
             .zip(&hertz)
             .zip(&effective_kg)
-            .enumerate()
-            .map(|(index, ((c, h), &mass_kg))| {
-                if let Some(load) = self.face_load(&contacts, index) {
+            .zip(face_loads)
+            .map(|(((c, h), &mass_kg), face_load)| {
+                if let Some(load) = face_load {
                     return load;
                 }
                 let h = HertzContact { mass_kg, ..*h };
@@ -1046,4 +1047,18 @@ impl BreakableBody {
             new_fragments,
         }
     }
+}
+
+/// The (DOF, N) pairs of a force along `direction` shared by `nodes` with
+/// their weights.
+fn nodal_load(
+    nodes: impl IntoIterator<Item = (u32, f64)>,
+    direction: &Vector3<f64>,
+) -> Vec<(usize, f64)> {
+    nodes
+        .into_iter()
+        .flat_map(|(node, weight)| {
+            (0..3).map(move |axis| (3 * node as usize + axis, weight * direction[axis]))
+        })
+        .collect()
 }
