@@ -640,6 +640,7 @@ fn static_peak_stress_pa(body: &BreakableBody, node: usize) -> f64 {
     let load = StaticLoad {
         point_m: body.mesh().nodes()[node],
         force_n: -Vector3::z(),
+        face: None,
     };
     let outcome = body.static_load(
         &[load],

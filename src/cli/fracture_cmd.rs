@@ -203,6 +203,7 @@ fn parse_load(spec: &str) -> anyhow::Result<StaticLoad> {
     Ok(StaticLoad {
         point_m: Point3::from(numbers::<3>(parts[0], "the point", spec)?),
         force_n: Vector3::from(numbers::<3>(parts[1], "the force", spec)?),
+        face: None,
     })
 }
 

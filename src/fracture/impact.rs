@@ -130,6 +130,18 @@ pub struct StaticLoad {
     pub point_m: Point3<f64>,
     /// Force vector (N).
     pub force_n: Vector3<f64>,
+    /// The face-to-face contact this point is a corner of, if any, as
+    /// [`ContactPoint::face`]: a piece resting flat on a face carries its
+    /// weight over the polygon its corners span, not at the corners.
+    pub face: Option<u32>,
+}
+
+/// Where a unit load acts, for [`BreakableBody::face_loads`].
+struct LoadSite {
+    point_m: Point3<f64>,
+    /// Unit vector the force pushes along.
+    direction: Vector3<f64>,
+    face: Option<u32>,
 }
 
 /// Model constants of fracture initiation and propagation.
@@ -275,14 +287,14 @@ impl BreakableBody {
         nodal_load(patch, direction)
     }
 
-    /// The load of a unit force at each of `contacts` spread over its part
-    /// of the face-to-face contact it is a corner of (`face_patches`), or
+    /// The load of a unit force at each of `sites` spread over its part of
+    /// the face-to-face contact it is a corner of (`face_patches`), or
     /// `None` for a point contact, one of a face contact with fewer than
     /// three corners, or one whose part of the polygon holds none of the
-    /// mesh's boundary faces (it keeps its Hertz patch).
-    fn face_loads(&self, contacts: &[ContactPoint]) -> Vec<Option<Vec<(usize, f64)>>> {
-        let mut loads: Vec<Option<Vec<(usize, f64)>>> = vec![None; contacts.len()];
-        let mut faces: Vec<u32> = contacts.iter().filter_map(|c| c.face).collect();
+    /// mesh's boundary faces (it keeps its point or Hertz patch).
+    fn face_loads(&self, sites: &[LoadSite]) -> Vec<Option<Vec<(usize, f64)>>> {
+        let mut loads: Vec<Option<Vec<(usize, f64)>>> = vec![None; sites.len()];
+        let mut faces: Vec<u32> = sites.iter().filter_map(|c| c.face).collect();
         faces.sort_unstable();
         faces.dedup();
         let region = self.region.as_ref().map(|r| &*r.tets);
@@ -309,14 +321,14 @@ impl BreakableBody {
             [(); 3].map(|_| edges.next().expect("a face has three edges"))
         };
         for face in faces {
-            let members: Vec<usize> = (0..contacts.len())
-                .filter(|&c| contacts[c].face == Some(face))
+            let members: Vec<usize> = (0..sites.len())
+                .filter(|&c| sites[c].face == Some(face))
                 .collect();
             if members.len() < 3 {
                 continue;
             }
-            let corners: Vec<Point3<f64>> = members.iter().map(|&c| contacts[c].point_m).collect();
-            let normal = &contacts[members[0]].normal;
+            let corners: Vec<Point3<f64>> = members.iter().map(|&c| sites[c].point_m).collect();
+            let normal = &sites[members[0]].direction;
             let patches = face_patches(&self.mesh, region, &corners, normal);
             for (&member, patch) in members.iter().zip(patches) {
                 if patch.is_empty() {
@@ -325,7 +337,7 @@ impl BreakableBody {
                 let nodes = patch
                     .into_iter()
                     .flat_map(|(index, weight)| face_nodes(index).map(|node| (node, weight / 3.0)));
-                loads[member] = Some(nodal_load(nodes, &contacts[member].normal));
+                loads[member] = Some(nodal_load(nodes, &sites[member].direction));
             }
         }
         loads
@@ -589,7 +601,15 @@ impl BreakableBody {
         // The force spreads over the Hertz patch at its largest extent on a
         // rigid half-space, a = √(R δ) (Johnson §4.2): an upper bound
         // of the patch on the flexible body, known before the integration.
-        let face_loads = self.face_loads(&contacts);
+        let sites: Vec<LoadSite> = contacts
+            .iter()
+            .map(|c| LoadSite {
+                point_m: c.point_m,
+                direction: c.normal,
+                face: c.face,
+            })
+            .collect();
+        let face_loads = self.face_loads(&sites);
         let loads: Vec<Vec<(usize, f64)>> = contacts
             .iter()
             .zip(&hertz)
@@ -741,9 +761,24 @@ impl BreakableBody {
         let mut z = vec![0.0f32; m];
         let held: Vec<&StaticLoad> = loads.iter().filter(|l| l.force_n.norm() > 0.0).collect();
         let forces: Vec<f32> = held.iter().map(|l| l.force_n.norm() as f32).collect();
-        let unit_loads: Vec<Vec<(usize, f64)>> = held
+        let sites: Vec<LoadSite> = held
             .iter()
-            .map(|l| self.unit_load(&l.point_m, &l.force_n.normalize(), 0.0))
+            .map(|l| LoadSite {
+                point_m: l.point_m,
+                direction: l.force_n.normalize(),
+                face: l.face,
+            })
+            .collect();
+        // A held force at a point is a point load (no patch: the contact's
+        // extent is not known without its approach); one at a corner of a
+        // face contact spreads over its part of the face.
+        let unit_loads: Vec<Vec<(usize, f64)>> = self
+            .face_loads(&sites)
+            .into_iter()
+            .zip(&sites)
+            .map(|(face_load, site)| {
+                face_load.unwrap_or_else(|| self.unit_load(&site.point_m, &site.direction, 0.0))
+            })
             .collect();
         for (load, held) in unit_loads.iter().zip(&held) {
             let magnitude = held.force_n.norm();

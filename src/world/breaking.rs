@@ -436,9 +436,11 @@ impl World {
             FractureKind::Static => {
                 check.loads = contacts
                     .iter()
-                    .map(|c| StaticLoad {
+                    .zip(face_contacts(contacts))
+                    .map(|(c, face)| StaticLoad {
                         point_m: inverse * c.point_m,
                         force_n: inverse * c.normal * (c.impulse_n_s / dt),
+                        face,
                     })
                     .collect();
             }
