@@ -38,6 +38,7 @@ const FILES: &[(&str, &str)] = shipped![
     "configs/scenes/cube-push.toml",
     "configs/scenes/plates-on-shelf.toml",
     "configs/scenes/plates-study.toml",
+    "configs/scenes/tile-flat-drop.toml",
     "configs/scenes/tile-on-supports.toml",
     "configs/scenes/tile-strike.toml",
     "configs/studies/plate-weakness-staircase.toml",

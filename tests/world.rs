@@ -165,6 +165,7 @@ fn every_shipped_scene_parses() {
             "cube-push",
             "plates-on-shelf",
             "plates-study",
+            "tile-flat-drop",
             "tile-on-supports",
             "tile-strike"
         ]
@@ -277,6 +278,45 @@ fn a_falling_ball_lands_and_momentum_follows_gravity() {
     let at_rest = world.pose(ball).unwrap().translation.z;
     // The ground's top is at z = 0.05 (a 10 cm box centred at the origin).
     assert!((at_rest - 0.06).abs() < 2e-3, "ball centre at {at_rest}");
+}
+
+/// `tessera drop` of a breakable body onto a static one (the tile dropped
+/// flat on the floor) reports the dropped body: its landing's computed
+/// contact and its pieces, as it does the target's when the target breaks.
+#[test]
+fn a_dropped_breakable_body_is_the_one_reported() {
+    let text = std::fs::read_to_string(scene_path("tile-flat-drop")).unwrap();
+    // A coarser tile than the shipped one, for the test's time.
+    let text = text.replace("tile:0.15,0.006:58,2", "tile:0.15,0.006:20,2");
+    let scene = Scene::parse(&text, &scene_path("tile-flat-drop")).unwrap();
+    let assets = assets_of(&scene).unwrap();
+    let run = drop_run(
+        &scene,
+        &assets,
+        0.02,
+        1,
+        None,
+        threads(),
+        &mut Counters::default(),
+    )
+    .unwrap();
+    let landing = run.first_impact.as_ref().expect("the landing is checked");
+    // It lands at (2 g h)^½ (its first point to touch, to the rotation the
+    // solver's contacts on the way give it) and exchanges at most twice
+    // its momentum in one step (bouncing back elastically).
+    let tile_kg = 1738.0 * 0.15 * 0.15 * 0.006;
+    let speed_m_s = (2.0 * 9.81 * 0.02f64).sqrt();
+    assert!(
+        (landing.approach_speed_m_s - speed_m_s).abs() < 0.2 * speed_m_s,
+        "{landing:?}"
+    );
+    assert!(
+        run.peak_contact_impulse_n_s > 0.0
+            && run.peak_contact_impulse_n_s <= 2.0 * tile_kg * speed_m_s,
+        "{run:?}"
+    );
+    assert!(landing.contact.peak_force_n > 0.0, "{landing:?}");
+    assert!(!run.broke && run.fragments == 1, "{run:?}");
 }
 
 #[test]

@@ -114,7 +114,8 @@ pub struct DropArgs {
     #[arg(long, value_name = "DIR")]
     pub frames: Option<PathBuf>,
     /// Write the fracture pattern of each height's first split of the
-    /// target (Glondu §5.1, the file `fracture --pattern` writes) to
+    /// tested body (the target, or the dropped body when only it is
+    /// breakable; Glondu §5.1, the file `fracture --pattern` writes) to
     /// DIR/h<HEIGHT>.json, for `tessera pattern`.
     #[arg(long, value_name = "DIR")]
     pub pattern: Option<PathBuf>,

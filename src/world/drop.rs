@@ -16,20 +16,21 @@ use std::path::Path;
 pub struct DropRun {
     /// Release height above the target's top (m).
     pub height_m: f64,
-    /// Whether the target split.
+    /// Whether the tested body split: the target, or the dropped body
+    /// when only it is breakable (a tile dropped on the floor).
     pub broke: bool,
-    /// Simulated time of the first split of the target (s).
+    /// Simulated time of the first split of the tested body (s).
     pub break_time_s: Option<f64>,
-    /// Live pieces of the target at the end (1 if it did not split).
+    /// Live pieces of the tested body at the end (1 if it did not split).
     pub fragments: usize,
     /// Crack area (m²).
     pub crack_area_m2: f64,
-    /// Largest total normal impulse of the dropped body on the target (and
-    /// its pieces) in one step (N·s): an impact's computed exchange, the
-    /// solver's at rest.
+    /// Largest total normal impulse between the two bodies (the tested
+    /// one and its pieces) in one step (N·s): an impact's computed
+    /// exchange, the solver's at rest.
     pub peak_contact_impulse_n_s: f64,
-    /// The first impact check on the target: the landing, with the contact
-    /// the fracture engine computed for it.
+    /// The first impact check on the tested body: the landing, with the
+    /// contact the fracture engine computed for it.
     pub first_impact: Option<ImpactCheck>,
     /// Fracture checks that cracked something.
     pub fracture_events: usize,
@@ -37,7 +38,7 @@ pub struct DropRun {
     pub steps: u64,
     /// Simulated time (s).
     pub simulated_s: f64,
-    /// The fracture pattern (Glondu §5.1) of the target's first split:
+    /// The fracture pattern (Glondu §5.1) of the tested body's first split:
     /// the landing's cracks, before any piece breaks again.
     pub pattern: Option<Pattern>,
 }
@@ -53,8 +54,9 @@ pub struct FrameOutput<'a> {
 /// Drops the scene's `[drop] body` from `height_m` metres above the top of
 /// its `target` (lowest point of the body to highest point of the target,
 /// straight above the target's centre of mass) and runs for the free-fall
-/// time plus `settle_s`. Fracture checks run on `threads`; step times go
-/// to `counters`.
+/// time plus `settle_s`, and reports what happened to the target, or to
+/// the dropped body when only it is breakable. Fracture checks run on
+/// `threads`; step times go to `counters`.
 pub fn drop_run(
     scene: &Scene,
     assets: &SceneAssets,
@@ -88,6 +90,12 @@ pub fn drop_run(
         .find(&spec.target)
         .expect("validated: the drop target exists");
     place_above(&mut world, body, target, height_m);
+    let breakable = |id: BodyId| world.body(id).is_some_and(|b| b.breakable.is_some());
+    let (tested, other) = if breakable(target) || !breakable(body) {
+        (target, body)
+    } else {
+        (body, target)
+    };
     let gravity = Vector3::from(scene.world.gravity_m_s2).norm().max(1e-9);
     let duration_s = (2.0 * height_m / gravity).sqrt() + spec.settle_s;
     let steps =
@@ -117,7 +125,7 @@ pub fn drop_run(
         let on_target: f64 = world
             .last_contacts()
             .iter()
-            .filter(|c| world.descends_from(c.body, target) && c.other == Some(body))
+            .filter(|c| world.descends_from(c.body, tested) && c.other == Some(other))
             .map(|c| c.impulse_n_s)
             .fold(0.0, |a, b| a + b);
         peak_impulse = peak_impulse.max(on_target);
@@ -125,20 +133,20 @@ pub fn drop_run(
             first_impact = world
                 .last_impacts()
                 .iter()
-                .find(|i| world.descends_from(i.body, target))
+                .find(|i| world.descends_from(i.body, tested))
                 .copied();
         }
     }
     let events: Vec<_> = world
         .events()
         .iter()
-        .filter(|e| world.descends_from(e.body, target))
+        .filter(|e| world.descends_from(e.body, tested))
         .collect();
     let first_split = events.iter().find(|e| !e.fragments.is_empty());
     let break_time_s = first_split.map(|e| e.time_s);
     let fragments = world
         .bodies()
-        .filter(|(id, _)| world.descends_from(*id, target))
+        .filter(|(id, _)| world.descends_from(*id, tested))
         .count();
     Ok(DropRun {
         height_m,
