@@ -581,6 +581,7 @@ impl World {
             contacts = contacts.len(),
             peak_stress_pa = outcome.peak_stress_pa,
             impactor_kg = ?check.points.iter().map(|p| p.impactor.mass_kg).collect::<Vec<_>>(),
+            approach_m_s = ?check.points.iter().map(|p| p.relative_speed_m_s).collect::<Vec<_>>(),
             face_corners = check.points.iter().filter(|p| p.face.is_some()).count()
                 + check.loads.iter().filter(|l| l.face.is_some()).count(),
             contact_peak_n = outcome.contact.peak_force_n,

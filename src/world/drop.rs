@@ -122,13 +122,13 @@ pub fn drop_run(
             }
         }
         world.step(&StepInputs::default(), threads, counters);
-        let on_target: f64 = world
+        let exchanged_n_s: f64 = world
             .last_contacts()
             .iter()
             .filter(|c| world.descends_from(c.body, tested) && c.other == Some(other))
             .map(|c| c.impulse_n_s)
             .fold(0.0, |a, b| a + b);
-        peak_impulse = peak_impulse.max(on_target);
+        peak_impulse = peak_impulse.max(exchanged_n_s);
         if first_impact.is_none() {
             first_impact = world
                 .last_impacts()
