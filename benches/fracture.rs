@@ -80,6 +80,7 @@ fn fracture_event(c: &mut Criterion) {
                 ..Impactor::steel_ball()
             },
             face: None,
+            gap_m: 0.0,
         }];
         let variants = if bench_mode {
             &[(1, false), (4, false), (1, true)][..]

@@ -54,6 +54,7 @@
 //!     relative_speed_m_s: 10.0,
 //!     impactor: Impactor::steel_ball(),
 //!     face: None,
+//!     gap_m: 0.0,
 //! }];
 //! let mut counters = Counters::default();
 //! let outcome = tile.impact(

@@ -40,6 +40,7 @@ fn strike(impulse: f64) -> Vec<ContactPoint> {
         relative_speed_m_s: impulse / 0.11,
         impactor: Impactor::steel_ball(),
         face: None,
+        gap_m: 0.0,
     }]
 }
 
@@ -549,6 +550,7 @@ fn a_fragment_breaks_again_only_within_its_own_tets() {
             relative_speed_m_s: 20.0,
             impactor: Impactor::steel_ball(),
             face: None,
+            gap_m: 0.0,
         }],
         &FractureSettings::default(),
         threads(),
@@ -815,6 +817,7 @@ fn a_ball_on_a_large_plate_follows_zeners_theory() {
             relative_speed_m_s: speed_m_s,
             impactor,
             face: None,
+            gap_m: 0.0,
         };
         let contact = b
             .impact(&[hit], &settings, threads(), &mut Counters::default())
@@ -925,6 +928,7 @@ fn a_ball_on_a_free_beam_follows_timoshenkos_modal_solution() {
         relative_speed_m_s: speed_m_s,
         impactor: ball,
         face: None,
+        gap_m: 0.0,
     };
     for (static_correction, tolerance) in [(false, 0.02), (true, 0.03)] {
         let settings = FractureSettings {
@@ -1059,6 +1063,7 @@ fn a_flat_landing_spreads_over_the_face() {
                 relative_speed_m_s: speed_m_s,
                 impactor: floor,
                 face,
+                gap_m: 0.0,
             })
             .collect();
         let settings = FractureSettings {

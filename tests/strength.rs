@@ -258,6 +258,7 @@ fn strike_body(
         relative_speed_m_s: impulse / 0.11,
         impactor: Impactor::steel_ball(),
         face: None,
+        gap_m: 0.0,
     }];
     let settings = FractureSettings {
         exact_peak_stress,

@@ -192,6 +192,7 @@ fn parse_strike(
         relative_speed_m_s: speed,
         impactor: *impactor,
         face: None,
+        gap_m: 0.0,
     })
 }
 

@@ -9,9 +9,10 @@
 //! `g_cj` is mode j's displacement along the contact normal averaged over
 //! the contact patch, so the force and the deflection use the same
 //! weights). The indentation is `δ_c = x_c − w_c`, `x_c` the impactor's
-//! approach relative to the body's rigid motion (its mass `m_c` is the
-//! reduced mass of the pair, or the impactor's own mass when the body is
-//! held). The modes the basis leaves out follow the force
+//! approach relative to the body's rigid motion, from `−gap_c` at the start
+//! (0 for a contact touching then, more for one that closes during the
+//! event). Its mass `m_c` is the reduced mass of the pair, or the
+//! impactor's own mass when the body is held. The modes the basis leaves out follow the force
 //! quasi-statically (the static correction, `modal::StaticCorrection`):
 //! they add `w_c += Σ_d R_cd F_d` with no state of their own, a spring in
 //! series with Hertz's (issue 26 §3).
@@ -66,6 +67,10 @@ pub struct HertzContact {
     pub stiffness: f64,
     /// Normal approach speed when the contact starts (m/s).
     pub approach_speed_m_s: f64,
+    /// How far the impactor is from the surface when the event starts
+    /// (m): 0 for a contact that touches then, more for one that closes
+    /// during the event (a tile's other corners as it lands nearly flat).
+    pub gap_m: f64,
 }
 
 impl HertzContact {
@@ -81,6 +86,7 @@ impl HertzContact {
             mass_kg,
             stiffness: 4.0 / 3.0 * effective_modulus_pa * radius_m.sqrt(),
             approach_speed_m_s,
+            gap_m: 0.0,
         }
     }
 
@@ -113,7 +119,8 @@ pub enum ContactEnd {
 /// What the computed contact did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ContactHistory {
-    /// From the first touch to the last separation (s).
+    /// From the start of the event (the contacts without a gap touching)
+    /// to the last separation (s).
     pub duration_s: f64,
     /// Largest total contact force (N).
     pub peak_force_n: f64,
@@ -446,6 +453,8 @@ impl ContactModel<'_> {
                 && h.stiffness > 0.0
                 && h.mass_kg > 0.0
                 && h.approach_speed_m_s.is_finite()
+                && h.gap_m.is_finite()
+                && h.gap_m >= 0.0
                 && effective(c).is_finite()
         });
         let dt = (0..n)
@@ -504,9 +513,10 @@ impl ContactModel<'_> {
         let mut states = vec![ModalState::default(); all];
         let mut free = vec![ModalState::default(); all];
         let mut modal_force = vec![0.0; all];
-        let mut x = vec![0.0; n];
+        // A contact with a gap starts that far apart (δ = x − w < 0).
+        let mut x: Vec<f64> = self.contacts.iter().map(|c| -c.gap_m).collect();
         let mut v: Vec<f64> = self.contacts.iter().map(|c| c.approach_speed_m_s).collect();
-        let mut delta = vec![0.0; n];
+        let mut delta = x.clone();
         let mut delta_free = vec![0.0; n];
         let mut force = vec![0.0; n];
         // The contacts pressing (F > 0), for sums over them only.
@@ -1322,6 +1332,96 @@ mod tests {
         assert!(
             (energy / start - 1.0).abs() < 1e-3,
             "{energy} J after, {start} J before: {history:?}"
+        );
+    }
+
+    /// A contact with a gap is Hertz's contact after the flight that
+    /// closes it: same peak force, delayed by `gap / v`.
+    #[test]
+    fn a_contact_with_a_gap_touches_after_closing_it() {
+        let speed = 2.0;
+        let touching = steel_ball(speed);
+        let gap_m = 1e-4;
+        let later = rigid(HertzContact { gap_m, ..touching });
+        let now = rigid(touching);
+        assert_eq!(later.end, ContactEnd::Separated);
+        assert_eq!(later.phases, 1);
+        assert!(
+            (later.peak_force_n / now.peak_force_n - 1.0).abs() < 1e-3,
+            "{later:?} vs {now:?}"
+        );
+        assert!(
+            (later.impulse_n_s / now.impulse_n_s - 1.0).abs() < 1e-3,
+            "{later:?} vs {now:?}"
+        );
+        let delay_s = later.duration_s - now.duration_s;
+        assert!(
+            (delay_s - gap_m / speed).abs() <= 1.001 * now.time_step_s,
+            "{later:?} vs {now:?}"
+        );
+    }
+
+    /// A free rigid block (2 kg) falling at 1 m/s onto two static supports
+    /// under its ends, the second 20 µm lower than the first (a body
+    /// landing nearly flat): the second contact closes while the first
+    /// presses, and the elastic exchange keeps the block's kinetic energy,
+    /// `½ M |u|² + ½ ω·Iω` with `M u = −M v n + Σ J_c n` and
+    /// `I ω = Σ r_c × n J_c` from the contacts' impulses.
+    #[test]
+    fn a_block_landing_nearly_flat_keeps_its_energy() {
+        let block_kg = 2.0;
+        let inertia = Matrix3::from_diagonal(&Vector3::new(0.01, 0.02, 0.03));
+        let up = Vector3::z();
+        let points = [
+            Point3::new(-0.05, 0.0, -0.01),
+            Point3::new(0.05, 0.0, -0.01),
+        ];
+        let support = HertzContact {
+            mass_kg: f64::INFINITY,
+            ..steel_ball(1.0)
+        };
+        let energy_after = |gap_m: f64| {
+            let contacts = [support, HertzContact { gap_m, ..support }];
+            let rigid = rigid_gains(
+                block_kg,
+                &Point3::origin(),
+                &inertia,
+                &[(points[0], up), (points[1], up)],
+            );
+            let model = ContactModel {
+                modes: &[],
+                gains: &[],
+                rigid_gains: &rigid,
+                contacts: &contacts,
+                residual_compliance: &[],
+            };
+            let (history, phases, _) = model.integrate_per_contact();
+            assert_eq!(history.end, ContactEnd::Separated, "{history:?}");
+            let impulses: Vec<f64> = phases.iter().map(|p| p.total_n_s()).collect();
+            let u = -up + up * impulses.iter().sum::<f64>() / block_kg;
+            let moment: Vector3<f64> = points
+                .iter()
+                .zip(&impulses)
+                .map(|(p, j)| p.coords.cross(&up) * *j)
+                .sum();
+            let omega = inertia.try_inverse().unwrap() * moment;
+            let energy = 0.5 * block_kg * u.norm_squared() + 0.5 * omega.dot(&(inertia * omega));
+            (energy, impulses)
+        };
+        let start = 0.5 * block_kg;
+        let (flat, flat_impulses) = energy_after(0.0);
+        let (tilted, impulses) = energy_after(2e-5);
+        for energy in [flat, tilted] {
+            assert!(
+                (energy / start - 1.0).abs() < 1e-3,
+                "{energy} J, {start} J before"
+            );
+        }
+        // Both ends touch; the later one differently from a flat landing.
+        assert!(impulses.iter().all(|&j| j > 0.0), "{impulses:?}");
+        assert!(
+            (impulses[1] - flat_impulses[1]).abs() > 1e-3 * flat_impulses[1],
+            "{impulses:?} vs {flat_impulses:?}"
         );
     }
 

@@ -57,6 +57,10 @@ pub struct ContactPoint {
     /// spreads over its part of the polygon they span instead of a Hertz
     /// patch around the point.
     pub face: Option<u32>,
+    /// How far the contact is from touching when the impact starts (m):
+    /// 0 for one that touches then, more for one that closes during the
+    /// impact (the other corners of a tile landing nearly flat).
+    pub gap_m: f64,
 }
 
 /// The other body of an impact, for the Hertz contact (`hertz` module).
@@ -85,7 +89,7 @@ pub struct Impactor {
 impl Impactor {
     /// The effective modulus E* of the contact with `material`:
     /// `1/E* = (1−ν₁²)/E₁ + (1−ν₂²)/E₂` (Johnson, *Contact Mechanics*, §4.2).
-    fn effective_modulus(&self, material: &Material) -> f64 {
+    pub fn effective_modulus(&self, material: &Material) -> f64 {
         1.0 / ((1.0 - material.poisson_ratio.powi(2)) / material.youngs_modulus_pa
             + (1.0 - self.poisson_ratio.powi(2)) / self.youngs_modulus_pa)
     }
@@ -578,8 +582,9 @@ impl BreakableBody {
         );
         let hertz: Vec<HertzContact> = contacts
             .iter()
-            .map(|c| {
-                HertzContact::sphere(
+            .map(|c| HertzContact {
+                gap_m: c.gap_m,
+                ..HertzContact::sphere(
                     c.impactor.mass_kg,
                     c.impactor.radius_m,
                     c.impactor.effective_modulus(&self.material),

@@ -395,6 +395,7 @@ mod tests {
             relative_speed_m_s: 0.01,
             impactor: Impactor::steel_ball(),
             face: None,
+            gap_m: 0.0,
         };
         let settings = FractureSettings::default();
         body.impact(&[contact], &settings, &threads, &mut Counters::default());

@@ -176,6 +176,7 @@ impl World {
         // the scan over every contact pair is skipped.
         if self.bodies.iter().flatten().any(|b| b.breakable.is_some()) {
             self.gather_contacts(&outside_sub_world, &mut contacts);
+            self.add_closing_corners(&mut contacts);
         }
         contacts.extend(
             inputs
@@ -402,8 +403,10 @@ impl World {
                 // (a static body is an impactor of infinite mass, at rest
                 // or approaching); each contact's impactor is its other
                 // body, and one touching at several points shares its mass
-                // among them as the step's impulses do. The struck body's
-                // own mass enters through its rigid motion.
+                // among them as the step's impulses do (equally where the
+                // step left some of them unloaded: corners that close
+                // during the impact). The struck body's own mass enters through
+                // its rigid motion.
                 let faces = face_contacts(contacts);
                 check.points = contacts
                     .iter()
@@ -412,7 +415,8 @@ impl World {
                         let same: Vec<&BodyContact> =
                             contacts.iter().filter(|d| d.other == c.other).collect();
                         let total: f64 = same.iter().map(|d| d.impulse_n_s).sum();
-                        let share = if total > 0.0 {
+                        let unloaded = same.iter().any(|d| d.impulse_n_s <= 0.0);
+                        let share = if total > 0.0 && !unloaded {
                             c.impulse_n_s / total
                         } else {
                             1.0 / same.len() as f64
@@ -429,6 +433,7 @@ impl World {
                             relative_speed_m_s: if striking { c.approach_speed_m_s } else { 0.0 },
                             impactor,
                             face,
+                            gap_m: c.gap_m,
                         }
                     })
                     .collect();
@@ -582,6 +587,7 @@ impl World {
             peak_stress_pa = outcome.peak_stress_pa,
             impactor_kg = ?check.points.iter().map(|p| p.impactor.mass_kg).collect::<Vec<_>>(),
             approach_m_s = ?check.points.iter().map(|p| p.relative_speed_m_s).collect::<Vec<_>>(),
+            gap_m = ?check.points.iter().map(|p| p.gap_m).collect::<Vec<_>>(),
             face_corners = check.points.iter().filter(|p| p.face.is_some()).count()
                 + check.loads.iter().filter(|l| l.face.is_some()).count(),
             contact_peak_n = outcome.contact.peak_force_n,
@@ -663,7 +669,7 @@ impl World {
     /// and the pair's restitution, the mean of the two bodies' as the
     /// solver combines them; a collider without a body is taken as a fixed
     /// steel sphere of the steel ball's radius, with `body`'s restitution.
-    fn impactor(&self, body: BodyId, other: Option<BodyId>) -> Impactor {
+    pub(super) fn impactor(&self, body: BodyId, other: Option<BodyId>) -> Impactor {
         let own = self.body(body).map_or(1.0, |b| b.restitution);
         match other.and_then(|o| self.body(o)) {
             Some(other) => Impactor {
@@ -867,6 +873,7 @@ mod tests {
             normal,
             impulse_n_s: 0.1,
             approach_speed_m_s: 0.6,
+            gap_m: 0.0,
         }
     }
 

@@ -1,11 +1,24 @@
 //! Contact impulses of the last step, read from rapier's solver contacts and
 //! grouped per breakable body.
 
+use super::shapes::vertices;
 use super::units::{vector, Units};
 use super::{BodyId, World};
-use nalgebra::{Point3, UnitQuaternion, Vector3};
+use crate::fracture::HertzContact;
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use rapier3d::dynamics::{RigidBodyHandle, RigidBodySet};
 use rapier3d::pipeline::PhysicsWorld;
+
+/// A vertex of a body's shape this close to a solver contact of the same
+/// pair is that contact (m): the solver puts a face contact's points at
+/// the vertices, moved by the penetration.
+const SOLVER_VERTEX_M: f64 = 1e-3;
+
+/// Most corners [`World::add_closing_corners`] adds to one pair, those
+/// closing first: a bound on the impact's contacts (each one a load of the
+/// impact's static correction) for a rounded hull landing flat, whose rim
+/// has many vertices.
+const MAX_CLOSING_CORNERS: usize = 8;
 
 /// One solver contact on a body, in SI units and world axes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,6 +39,11 @@ pub struct BodyContact {
     /// faster than the two moved over the step before where that is too
     /// slow for an impact (`World::gather_contacts`).
     pub approach_speed_m_s: f64,
+    /// How far apart the two were here before the step, beyond the
+    /// closest point of the pair (m): 0 for the solver's contacts and for
+    /// corners level with them; more for a corner an impact closes during
+    /// its contact (`World::add_closing_corners`).
+    pub gap_m: f64,
 }
 
 /// A body's centre of mass and velocities before a step, in SI.
@@ -120,6 +138,182 @@ impl World {
     }
 }
 
+impl World {
+    /// Appends to `contacts` (the step's, from [`Self::gather_contacts`])
+    /// the corners of struck bodies that close during their impact, as
+    /// contacts with a gap and no solver impulse. For each body and other
+    /// body of a striking contact, these are the vertices of the body's
+    /// shape, other than the solver's contacts, that approach the other
+    /// body fast enough for an impact and, at that speed, close their gap
+    /// to it (beyond the pair's closest distance) within Hertz's duration
+    /// of the strike against a rigid half-space at the pair's reduced mass
+    /// (`HertzContact::rigid_duration_s`; the corner then touches while
+    /// the strike still presses). Poses are those before the step, when
+    /// the solver's contacts were found.
+    ///
+    /// Rapier gives a body landing nearly flat one contact, its lowest
+    /// corner, until the others are inside the other body; a check of that
+    /// corner alone sets the body spinning, and its far corners strike
+    /// harder a few steps later, where a real tile lands on its face in
+    /// one impact.
+    pub(super) fn add_closing_corners(&self, contacts: &mut Vec<BodyContact>) {
+        let impact_speed_m_s = self.settings.impact_speed_m_s;
+        let mut pairs: Vec<(BodyId, BodyId, f64)> = Vec::new();
+        for c in contacts.iter() {
+            let Some(other) = c.other else { continue };
+            if c.approach_speed_m_s <= impact_speed_m_s {
+                continue;
+            }
+            match pairs
+                .iter_mut()
+                .find(|(b, o, _)| *b == c.body && *o == other)
+            {
+                Some(pair) => pair.2 = pair.2.max(c.approach_speed_m_s),
+                None => pairs.push((c.body, other, c.approach_speed_m_s)),
+            }
+        }
+        let mut added = Vec::new();
+        for (body, other, strike_m_s) in pairs {
+            let solver: Vec<Point3<f64>> = contacts
+                .iter()
+                .filter(|c| c.body == body && c.other == Some(other))
+                .map(|c| c.point_m)
+                .collect();
+            let first = added.len();
+            self.closing_corners(body, other, strike_m_s, &solver, &mut added);
+            added[first..].sort_by(|a: &BodyContact, b: &BodyContact| {
+                (a.gap_m / a.approach_speed_m_s).total_cmp(&(b.gap_m / b.approach_speed_m_s))
+            });
+            added.truncate(first + MAX_CLOSING_CORNERS);
+        }
+        contacts.extend(added);
+    }
+
+    /// The corners of `body` that close on `other` during a strike at
+    /// `strike_m_s` (see [`Self::add_closing_corners`]), appended to `out`;
+    /// `solver` holds the pair's solver contact points.
+    fn closing_corners(
+        &self,
+        body: BodyId,
+        other: BodyId,
+        strike_m_s: f64,
+        solver: &[Point3<f64>],
+        out: &mut Vec<BodyContact>,
+    ) {
+        let (Some(struck), Some(impactor)) = (self.body(body), self.body(other)) else {
+            return;
+        };
+        let mass = |kg: Option<f64>| kg.unwrap_or(f64::INFINITY);
+        let reduced_kg = 1.0 / (1.0 / mass(struck.mass_kg) + 1.0 / mass(impactor.mass_kg));
+        let hertz = self.impactor(body, Some(other));
+        let window_s = HertzContact::sphere(
+            reduced_kg,
+            hertz.radius_m,
+            hertz.effective_modulus(&struck.material),
+            strike_m_s,
+        )
+        .rigid_duration_s();
+        if !window_s.is_finite() {
+            return;
+        }
+        let (units, impact_speed_m_s) = (self.units, self.settings.impact_speed_m_s);
+        let still = Kinematics::default();
+        let before = |id: BodyId| self.before.get(id.0 as usize).copied().unwrap_or(still);
+        let (struck_before, impactor_before) = (before(body), before(other));
+        // The colliders of a body at their poses before the step: the
+        // step's rigid motion undone.
+        let colliders_before = |id: BodyId, handle: RigidBodyHandle| {
+            let undo = self
+                .step_motion(id)
+                .map(|m| units.pose_to_sim(&m.inverse()));
+            self.physics.bodies[handle]
+                .colliders()
+                .iter()
+                .filter_map(|&h| self.physics.colliders.get(h))
+                .map(|c| {
+                    let now = *c.position();
+                    (c, now, undo.map_or(now, |u| u * now))
+                })
+                .collect::<Vec<_>>()
+        };
+        let own = colliders_before(body, struck.handle);
+        let others = colliders_before(other, impactor.handle);
+        let closest = own
+            .iter()
+            .flat_map(|(a, _, a_pose)| {
+                others.iter().filter_map(move |(b, _, b_pose)| {
+                    rapier3d::parry::query::distance(a_pose, a.shape(), b_pose, b.shape())
+                        .ok()
+                        .map(|d| d.distance)
+                })
+            })
+            .fold(f32::INFINITY, f32::min);
+        if !closest.is_finite() {
+            return;
+        }
+        for (collider, now, pose) in &own {
+            for vertex in vertices(collider.shared_shape()) {
+                let at_now = units.point_to_si(now.transform_point(vertex));
+                if solver
+                    .iter()
+                    .any(|p| (p - at_now).norm() <= SOLVER_VERTEX_M)
+                {
+                    continue;
+                }
+                let at = pose.transform_point(vertex);
+                let Some((distance, towards)) = others
+                    .iter()
+                    .map(|(b, _, b_pose)| {
+                        let projection = b.shape().project_point(b_pose, at, true);
+                        (projection.is_inside, at - projection.point)
+                    })
+                    .filter(|(inside, _)| !inside)
+                    .map(|(_, d)| (d.length(), d))
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                else {
+                    continue;
+                };
+                if distance <= 0.0 {
+                    continue;
+                }
+                let normal = vector(towards / distance);
+                let point_m = units.point_to_si(at);
+                let approach_m_s = (impactor_before.velocity_at(&point_m)
+                    - struck_before.velocity_at(&point_m))
+                .dot(&normal);
+                let gap_m = units.length_to_si(distance - closest).max(0.0);
+                if approach_m_s > impact_speed_m_s && gap_m <= approach_m_s * window_s {
+                    out.push(BodyContact {
+                        body,
+                        other: Some(other),
+                        point_m: at_now,
+                        normal,
+                        impulse_n_s: 0.0,
+                        approach_speed_m_s: approach_m_s,
+                        gap_m,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The rigid motion of body `id` over the last step (SI, world axes):
+    /// its pose now times the inverse of its pose before; `None` if it was
+    /// not in the step.
+    fn step_motion(&self, id: BodyId) -> Option<Isometry3<f64>> {
+        let placed = (*self.placements.get(id.0 as usize)?)?;
+        let now = self.pose(id)?;
+        let body = self.body(id)?;
+        let com_now = Kinematics::of(&self.physics.bodies[body.handle], &self.units).com_m;
+        let local_com = now.inverse() * com_now;
+        let before = Isometry3::from_parts(
+            Translation3::from(placed.com_m - placed.rotation * local_com.coords),
+            placed.rotation,
+        );
+        Some(now * before.inverse())
+    }
+}
+
 /// Calls `found` with every contact of the last step of `physics` on the
 /// bodies for which `wanted` holds, in the narrow phase's (deterministic)
 /// order; `before` gives a body's kinematics before the step.
@@ -172,6 +366,7 @@ pub(super) fn solver_contacts(
                         normal,
                         impulse_n_s,
                         approach_speed_m_s: relative.dot(&normal),
+                        gap_m: 0.0,
                     });
                 }
             }

@@ -128,6 +128,31 @@ pub(super) fn primitive_surface(shape: &SharedShape, units: &Units) -> Surface {
     }
 }
 
+/// The vertices of a polyhedral collision shape, in its frame (simulation
+/// units): a hull's, a cuboid's corners, every part's of a compound. None
+/// for a smooth shape (ball, capsule): its contact with a flat body is one
+/// point, which the solver finds.
+pub(super) fn vertices(shape: &SharedShape) -> Vec<Vec3> {
+    if let Some(hull) = shape.as_convex_polyhedron() {
+        hull.points().to_vec()
+    } else if let Some(cuboid) = shape.as_cuboid() {
+        cuboid.to_trimesh().0
+    } else if let Some(compound) = shape.as_compound() {
+        compound
+            .shapes()
+            .iter()
+            .flat_map(|(pose, part)| {
+                vertices(part)
+                    .into_iter()
+                    .map(|v| pose.transform_point(v))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    }
+}
+
 /// The radius of curvature a body presents in a contact, for Hertz's
 /// contact duration: a sphere's or capsule's radius, otherwise half the
 /// smallest extent of its bounding box (metres).
