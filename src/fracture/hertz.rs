@@ -910,6 +910,20 @@ mod tests {
         HertzContact::sphere(0.110, 0.0125, e_star, speed)
     }
 
+    /// The contacts on a rigid body of `rigid_gains` (no elastic modes).
+    fn rigid_body_model<'a>(
+        rigid_gains: &'a [f64],
+        contacts: &'a [HertzContact],
+    ) -> ContactModel<'a> {
+        ContactModel {
+            modes: &[],
+            gains: &[],
+            rigid_gains,
+            contacts,
+            residual_compliance: &[],
+        }
+    }
+
     fn rigid(contact: HertzContact) -> ContactHistory {
         rigid_per_contact(contact).0
     }
@@ -1221,14 +1235,7 @@ mod tests {
             let normal = -Vector3::z();
             let contact = steel_ball(1.5);
             let rigid = rigid_gains(2.0, &centre, &inertia, &[(point, normal)]);
-            let model = ContactModel {
-                modes: &[],
-                gains: &[],
-                rigid_gains: &rigid,
-                contacts: &[contact],
-                residual_compliance: &[],
-            };
-            let history = model.integrate();
+            let history = rigid_body_model(&rigid, &[contact]).integrate();
             let arm = (point - centre).cross(&normal);
             let angular = arm.dot(&(inertia.try_inverse().unwrap() * arm));
             let expected = 2.0 * 1.5 / (1.0 / contact.mass_kg + 1.0 / 2.0 + angular);
@@ -1267,13 +1274,7 @@ mod tests {
                 (Point3::new(0.0, 0.0, -0.02), Vector3::z()),
             ],
         );
-        let model = ContactModel {
-            modes: &[],
-            gains: &[],
-            rigid_gains: &rigid,
-            contacts: &contacts,
-            residual_compliance: &[],
-        };
+        let model = rigid_body_model(&rigid, &contacts);
         let history = model.integrate();
         // Momentum into the support as well as the ball's: the block
         // (50 kg) ends nearly at rest, so the total exchanged impulse is
@@ -1311,13 +1312,7 @@ mod tests {
                 (Point3::new(0.0, 0.0, -0.01), Vector3::z()),
             ],
         );
-        let model = ContactModel {
-            modes: &[],
-            gains: &[],
-            rigid_gains: &rigid,
-            contacts: &contacts,
-            residual_compliance: &[],
-        };
+        let model = rigid_body_model(&rigid, &contacts);
         let history = model.integrate();
         assert_eq!(history.end, ContactEnd::Separated, "{history:?}");
         // Downward positive: the ball loses what it gave the block, which
@@ -1388,13 +1383,7 @@ mod tests {
                 &inertia,
                 &[(points[0], up), (points[1], up)],
             );
-            let model = ContactModel {
-                modes: &[],
-                gains: &[],
-                rigid_gains: &rigid,
-                contacts: &contacts,
-                residual_compliance: &[],
-            };
+            let model = rigid_body_model(&rigid, &contacts);
             let (history, phases, _) = model.integrate_per_contact();
             assert_eq!(history.end, ContactEnd::Separated, "{history:?}");
             let impulses: Vec<f64> = phases.iter().map(|p| p.total_n_s()).collect();
