@@ -74,6 +74,57 @@ fn below_the_rankine_threshold_nothing_breaks_above_it_a_crack_starts() {
     assert!((total - hit.mesh().volume()).abs() < 1e-9 * hit.mesh().volume());
 }
 
+/// The impact on the body taken as rigid (what a world that defers its
+/// checks applies in the step) exchanges Newton's impulse `(1 + e) μ v`
+/// by Poisson's hypothesis: a ball on the tile's centre, `μ` the two
+/// bodies' reduced mass; the tile landing on two opposite corners on a
+/// fixed floor, its whole mass, half at each corner (the diagonal passes
+/// over its centre of mass: no spin takes a share).
+#[test]
+fn the_impact_on_the_rigid_body_exchanges_newtons_impulse() {
+    let tile_body = body(tile(), material("ceramic-tile"), 20, 1);
+    let tile_kg = material("ceramic-tile").density_kg_m3 * 0.15 * 0.15 * 0.006;
+    for restitution in [0.0, 0.5, 1.0] {
+        let mut ball = strike(0.2);
+        ball[0].impactor.restitution = restitution;
+        let speed_m_s = ball[0].relative_speed_m_s;
+        let reduced_kg = 1.0 / (1.0 / 0.110 + 1.0 / tile_kg);
+        let newton_n_s = (1.0 + restitution) * reduced_kg * speed_m_s;
+        let exchanged = tile_body.rigid_impact_impulses(&ball).unwrap();
+        assert!(
+            (exchanged[0] / newton_n_s - 1.0).abs() < 1e-3,
+            "e = {restitution}: {exchanged:?} N·s vs {newton_n_s}"
+        );
+
+        let floor = Impactor {
+            mass_kg: f64::INFINITY,
+            restitution,
+            ..Impactor::steel_ball()
+        };
+        let corner = |x: f64, y: f64| ContactPoint {
+            point_m: Point3::new(x, y, 0.0),
+            normal: Vector3::z(),
+            impulse_n_s: 0.0,
+            relative_speed_m_s: 1.0,
+            impactor: floor,
+            face: None,
+            gap_m: 0.0,
+        };
+        let landing = [corner(-0.075, -0.075), corner(0.075, 0.075)];
+        let exchanged = tile_body.rigid_impact_impulses(&landing).unwrap();
+        let newton_n_s = (1.0 + restitution) * tile_kg * 1.0;
+        let total: f64 = exchanged.iter().sum();
+        assert!(
+            (total / newton_n_s - 1.0).abs() < 1e-3,
+            "e = {restitution}: {exchanged:?} N·s vs {newton_n_s}"
+        );
+        assert!(
+            (exchanged[0] / exchanged[1] - 1.0).abs() < 1e-6,
+            "{exchanged:?}"
+        );
+    }
+}
+
 #[test]
 fn stiffer_faster_impactor_gives_shorter_contact_and_higher_stress() {
     let settings = FractureSettings::default();

@@ -3,7 +3,7 @@
 
 use super::contact::{chord_weights, contact_patch, face_patches};
 use super::energy::{EnergyLedger, EnergyTables, StrainEnergy};
-use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact};
+use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact, PhaseImpulses};
 use super::impact_stress::ResidualField;
 use super::initiation::{element_stress, point_stress, screen, Screening, StressPart};
 use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
@@ -565,33 +565,13 @@ impl BreakableBody {
     ) -> ImpactOutcome {
         let start = Instant::now();
         let m = self.basis.mode_count();
-        // A contact between a held body and a static one (infinite mass on
-        // both sides) only holds: it takes no part in the impact.
-        let held = self.held;
-        let takes_part = |c: &ContactPoint| {
-            c.impactor.mass_kg > 0.0 && (c.impactor.mass_kg.is_finite() || !held)
-        };
         let all_contacts = contacts;
-        let contacts: Vec<ContactPoint> =
-            contacts.iter().filter(|c| takes_part(c)).copied().collect();
-        let rigid_gains = self.rigid_gains(
-            &contacts
-                .iter()
-                .map(|c| (c.point_m, c.normal))
-                .collect::<Vec<_>>(),
-        );
-        let hertz: Vec<HertzContact> = contacts
+        let contacts: Vec<ContactPoint> = contacts
             .iter()
-            .map(|c| HertzContact {
-                gap_m: c.gap_m,
-                ..HertzContact::sphere(
-                    c.impactor.mass_kg,
-                    c.impactor.radius_m,
-                    c.impactor.effective_modulus(&self.material),
-                    c.relative_speed_m_s,
-                )
-            })
+            .filter(|c| self.takes_part(c))
+            .copied()
             .collect();
+        let (rigid_gains, hertz) = self.rigid_contacts(&contacts);
         // The mass each contact decelerates against the body's rigid
         // motion: 1/(1/m + Σ_r g_r²), finite for a static impactor on a
         // free body.
@@ -726,11 +706,82 @@ impl BreakableBody {
         outcome.contact_duration_s = duration;
         outcome.time_step_s = dt;
         outcome.contact = history;
+        outcome.contact_impulses_n_s = self.exchanged_impulses(all_contacts, &impulses);
+        outcome
+    }
+
+    /// The normal impulse each of `contacts` exchanges in an impact on
+    /// this body taken as rigid: the contact of [`Self::impact`] with the
+    /// body's rigid motion and no elastic modes, its unloading scaled by
+    /// the pair's restitution (as `ImpactOutcome::contact_impulses_n_s`);
+    /// `None` if the bodies are still in contact at the integration's
+    /// horizon. What a world that cannot wait for the impact's check
+    /// applies in its step (deferred checks): against a flexible body the
+    /// elastic modes keep part of the energy, which the rigid body returns,
+    /// so the two agree where the restitution of [`Self::impact`] is near
+    /// one (a plate landing on its face) and the rigid one bounces harder
+    /// where the impact sets the body ringing (a ball on a plate's centre).
+    pub fn rigid_impact_impulses(&self, contacts: &[ContactPoint]) -> Option<Vec<f64>> {
+        let taking_part: Vec<ContactPoint> = contacts
+            .iter()
+            .filter(|c| self.takes_part(c))
+            .copied()
+            .collect();
+        let (rigid_gains, hertz) = self.rigid_contacts(&taking_part);
+        let model = ContactModel {
+            modes: &[],
+            gains: &[],
+            rigid_gains: &rigid_gains,
+            contacts: &hertz,
+            residual_compliance: &[],
+        };
+        let (history, impulses, _) = model.integrate_per_contact();
+        (history.end == ContactEnd::Separated).then(|| self.exchanged_impulses(contacts, &impulses))
+    }
+
+    /// Whether a contact takes part in an impact: one between a held body
+    /// and a static one (infinite mass on both sides) only holds.
+    fn takes_part(&self, c: &ContactPoint) -> bool {
+        c.impactor.mass_kg > 0.0 && (c.impactor.mass_kg.is_finite() || !self.held)
+    }
+
+    /// The rigid-motion gains of the body at `contacts` (all taking part)
+    /// and each one's Hertz contact.
+    fn rigid_contacts(&self, contacts: &[ContactPoint]) -> (Vec<f64>, Vec<HertzContact>) {
+        let rigid_gains = self.rigid_gains(
+            &contacts
+                .iter()
+                .map(|c| (c.point_m, c.normal))
+                .collect::<Vec<_>>(),
+        );
+        let hertz = contacts
+            .iter()
+            .map(|c| HertzContact {
+                gap_m: c.gap_m,
+                ..HertzContact::sphere(
+                    c.impactor.mass_kg,
+                    c.impactor.radius_m,
+                    c.impactor.effective_modulus(&self.material),
+                    c.relative_speed_m_s,
+                )
+            })
+            .collect();
+        (rigid_gains, hertz)
+    }
+
+    /// Each of `all_contacts`' exchanged normal impulse: its phases'
+    /// (`impulses`, one per contact taking part, in order) with the
+    /// restitution of its pair, zero for a contact taking no part.
+    fn exchanged_impulses(
+        &self,
+        all_contacts: &[ContactPoint],
+        impulses: &[PhaseImpulses],
+    ) -> Vec<f64> {
         let mut taking_part = impulses.iter();
-        outcome.contact_impulses_n_s = all_contacts
+        all_contacts
             .iter()
             .map(|c| {
-                if takes_part(c) {
+                if self.takes_part(c) {
                     taking_part
                         .next()
                         .map_or(0.0, |p| p.with_restitution(c.impactor.restitution))
@@ -738,8 +789,7 @@ impl BreakableBody {
                     0.0
                 }
             })
-            .collect();
-        outcome
+            .collect()
     }
 
     /// The quasi-static check for resting contacts (§3.3.7): the static

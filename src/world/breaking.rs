@@ -102,7 +102,8 @@ pub struct ImpactCheck {
     /// The computed contact (elastic: Hertz's law and the body's modes).
     pub contact: ContactHistory,
     /// Normal impulse the striking contacts exchanged (N·s): the computed
-    /// contact's, its unloading scaled by the pairs' restitution, or the
+    /// contact's, its unloading scaled by the pairs' restitution (for a
+    /// deferred check, the contact computed on the body as rigid), or the
     /// solver's where it was left to the solver.
     pub exchanged_impulse_n_s: f64,
     /// Largest principal stress found (Pa; a lower bound below R_c).
@@ -190,7 +191,8 @@ impl World {
         // its own fracture state, taken out of the world meanwhile), then
         // replace broken bodies in id order.
         let mut planned: Vec<(CheckPlan, Breakable)> = Vec::new();
-        let mut deferred: Vec<DeferredCheck> = Vec::new();
+        // Deferred plans, and whether each waits for a check that is out.
+        let mut deferred: Vec<(CheckPlan, bool)> = Vec::new();
         let defers = self.defers_fractures();
         let mut start = 0;
         for group in contacts.chunk_by(|a, b| a.body == b.body) {
@@ -202,13 +204,12 @@ impl World {
             if self.is_checking(plan.id) {
                 // Its deferred check is out (deferred.rs).
                 if plan.kind == FractureKind::Impact {
-                    let check = self.deferred_check(plan, &contacts);
-                    self.wait_for_check(check);
+                    deferred.push((plan, true));
                 }
                 continue;
             }
             if defers {
-                deferred.push(self.deferred_check(plan, &contacts));
+                deferred.push((plan, false));
                 continue;
             }
             let taken = self.bodies[plan.id.0 as usize]
@@ -217,7 +218,19 @@ impl World {
             planned.extend(taken.map(|body| (plan, body)));
         }
         if !deferred.is_empty() {
-            self.submit_deferred(deferred);
+            self.apply_rigid_impulses(&mut contacts, &mut deferred, inputs.sub_world_members);
+            let mut out = Vec::new();
+            for (plan, waits) in deferred {
+                let check = self.deferred_check(plan, &contacts);
+                if waits {
+                    self.wait_for_check(check);
+                } else {
+                    out.push(check);
+                }
+            }
+            if !out.is_empty() {
+                self.submit_deferred(out);
+            }
         }
         if planned.is_empty() {
             // Most steps: no hand-off to the workers.
@@ -256,14 +269,16 @@ impl World {
             counters.engine.add(&result.engine);
             let range = plan.contacts.clone();
             if plan.kind == FractureKind::Impact {
-                self.apply_contact_impulses(
-                    &mut contacts,
-                    &mut plan,
-                    &result.outcome,
-                    friction_per_normal,
-                    inputs.sub_world_members,
-                    &struck,
-                );
+                if result.outcome.contact.end == ContactEnd::Separated {
+                    self.apply_contact_impulses(
+                        &mut contacts,
+                        &mut plan,
+                        &result.outcome.contact_impulses_n_s,
+                        friction_per_normal,
+                        inputs.sub_world_members,
+                        &struck,
+                    );
+                }
                 self.impacts.push(plan.impact_check(&result.outcome));
             }
             let before = self.before[plan.id.0 as usize];
@@ -295,13 +310,62 @@ impl World {
         }
     }
 
+    /// The impacts of deferred checks (`plans`, each with whether it waits
+    /// for a check that is out) exchange in their step the impulses
+    /// computed on their bodies as rigid
+    /// (`BreakableBody::rigid_impact_impulses`): the world cannot wait for
+    /// the elastic contact of the check, and the solver's one-step impulse
+    /// gives a tile landing flat on one corner a spin that the computed
+    /// contact, on all its closing corners, does not.
+    fn apply_rigid_impulses(
+        &mut self,
+        contacts: &mut [BodyContact],
+        plans: &mut [(CheckPlan, bool)],
+        sub_world_members: &[BodyId],
+    ) {
+        let mut struck: Vec<BodyId> = plans
+            .iter()
+            .filter(|(plan, _)| plan.kind == FractureKind::Impact)
+            .map(|(plan, _)| plan.id)
+            .collect();
+        struck.sort_unstable();
+        let impulses: Vec<Option<Vec<f64>>> = plans
+            .iter()
+            .map(|(plan, _)| {
+                let body = &self.body(plan.id)?.breakable.as_ref()?.body;
+                (plan.kind == FractureKind::Impact)
+                    .then(|| body.rigid_impact_impulses(&plan.points))
+                    .flatten()
+            })
+            .collect();
+        // Before any impulse is applied: it changes the other body too.
+        let frictions: Vec<Vector3<f64>> = plans
+            .iter()
+            .map(|(plan, _)| self.solver_friction_per_normal(&contacts[plan.contacts.clone()]))
+            .collect();
+        for (((plan, _), impulses), friction_per_normal) in
+            plans.iter_mut().zip(impulses).zip(frictions)
+        {
+            if let Some(impulses) = impulses {
+                self.apply_contact_impulses(
+                    contacts,
+                    plan,
+                    &impulses,
+                    friction_per_normal,
+                    sub_world_members,
+                    &struck,
+                );
+            }
+        }
+    }
+
     /// Finishes the deferred checks that have come back, after the step's
     /// own checks are planned: each body takes its checked fracture body,
     /// and a body that cracked records its event and is replaced by its
-    /// fragments, at its pose and with its velocity now. The solver's
-    /// contact impulses of the check's step stood (`apply_contact_impulses`
-    /// is inline only). A body gone meanwhile drops its check and the
-    /// impact waiting for it. Returns how many bodies cracked.
+    /// fragments, at its pose and with its velocity now. The contact
+    /// impulses of the check's step stood (`apply_rigid_impulses`). A body
+    /// gone meanwhile drops its check and the impact waiting for it.
+    /// Returns how many bodies cracked.
     pub(super) fn finish_deferred_checks(&mut self, counters: &mut Counters) -> usize {
         let mut cracked = 0;
         for check in self.take_finished_deferred() {
@@ -453,10 +517,11 @@ impl World {
         Some(check)
     }
 
-    /// Makes the impact's striking contacts exchange the normal impulse the
-    /// fracture engine computed for them (issue 26 §3; the pair's
-    /// restitution scales the unloading, `ImpactOutcome::contact_impulses_n_s`)
-    /// in place of the solver's one-step impulse, whose ratio to the
+    /// Makes the impact's striking contacts exchange the normal impulses
+    /// `computed_n_s` the fracture engine computed for them, one per
+    /// `plan.points` (issue 26 §3; the pair's restitution scales the
+    /// unloading, `ImpactOutcome::contact_impulses_n_s`), for a contact
+    /// that separated, in place of the solver's one-step impulse, whose ratio to the
     /// momentum depends on the step and the penetration: each contact
     /// `c` adds `(J_c − J_solver,c) n_c` at its point to the struck body and
     /// the opposite to the other. The step's contacts (`contacts`, both
@@ -473,14 +538,12 @@ impl World {
         &mut self,
         contacts: &mut [BodyContact],
         plan: &mut CheckPlan,
-        outcome: &ImpactOutcome,
+        computed_n_s: &[f64],
         friction_per_normal: Vector3<f64>,
         sub_world_members: &[BodyId],
         struck: &[BodyId],
     ) {
-        if outcome.contact.end != ContactEnd::Separated
-            || outcome.contact_impulses_n_s.len() != plan.points.len()
-        {
+        if computed_n_s.len() != plan.points.len() {
             return;
         }
         let in_sub_world = |id: BodyId| sub_world_members.binary_search(&id).is_ok();
@@ -491,7 +554,7 @@ impl World {
         for (i, point) in plan.points.iter().enumerate() {
             let index = plan.contacts.start + i;
             let contact = contacts[index];
-            let computed_n_s = outcome.contact_impulses_n_s[i];
+            let computed_n_s = computed_n_s[i];
             if point.relative_speed_m_s <= 0.0 || !computed_n_s.is_finite() {
                 continue;
             }

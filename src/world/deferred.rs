@@ -5,13 +5,17 @@
 //! the step, it makes the step that long and the haptic thread's syncs
 //! late. With [`World::defer_fractures`] a step hands its checks to a
 //! [`FractureWorker`] instead and goes on: each struck body moves as an
-//! unbreakable rigid body (the solver's contact impulses stand) until its
-//! check comes back, and the end of the first step after that replaces it
-//! by its fragments at its pose then, with its velocity then
-//! (`replace_by_fragments`). While a body's check is out, the body takes
-//! no other: a held-load check is skipped (held loads are checked again),
-//! and an impact waits, the strongest if several, and goes out with the
-//! body as the check leaves it, unless that check split it.
+//! unbreakable rigid body until its check comes back, and the end of the
+//! first step after that replaces it by its fragments at its pose then,
+//! with its velocity then (`replace_by_fragments`). Its impact's contacts
+//! exchange in their step the impulses computed on it as rigid
+//! (`BreakableBody::rigid_impact_impulses`: Hertz's law at each contact,
+//! the corners that close during the impact included, where the solver
+//! gives one step's impulse to the first corner). While a body's check is
+//! out, the body takes no other: a held-load check is skipped (held loads
+//! are checked again), and an impact waits, the strongest if several, and
+//! goes out with the body as the check leaves it, unless that check split
+//! it.
 //!
 //! The checks compute what they would inline, from the same contacts and
 //! the same fracture state; what differs is when their result enters the
