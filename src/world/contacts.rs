@@ -5,7 +5,7 @@ use super::shapes::vertices;
 use super::units::{vector, Units};
 use super::{BodyId, World};
 use crate::fracture::HertzContact;
-use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3};
 use rapier3d::dynamics::{RigidBodyHandle, RigidBodySet};
 use rapier3d::pipeline::PhysicsWorld;
 
@@ -146,10 +146,14 @@ impl World {
     /// shape, other than the solver's contacts, that approach the other
     /// body fast enough for an impact and, at that speed, close their gap
     /// to it (beyond the pair's closest distance) within Hertz's duration
-    /// of the strike against a rigid half-space at the pair's reduced mass
-    /// (`HertzContact::rigid_duration_s`; the corner then touches while
-    /// the strike still presses). Poses are those before the step, when
-    /// the solver's contacts were found.
+    /// of the strike (the pair's fastest contact) against a rigid
+    /// half-space (`HertzContact::rigid_duration_s`; the corner then
+    /// touches while the strike still presses). That duration is at the
+    /// two bodies' effective mass at the strike's point along its normal
+    /// ([`inverse_mass_along`]): a tile landing on one corner presses it
+    /// with a seventh of its mass, the rest turning it about that corner.
+    /// Poses are those before the step, when the solver's contacts were
+    /// found.
     ///
     /// Rapier gives a body landing nearly flat one contact, its lowest
     /// corner, until the others are inside the other body; a check of that
@@ -158,29 +162,31 @@ impl World {
     /// one impact.
     pub(super) fn add_closing_corners(&self, contacts: &mut Vec<BodyContact>) {
         let impact_speed_m_s = self.settings.impact_speed_m_s;
-        let mut pairs: Vec<(BodyId, BodyId, f64)> = Vec::new();
+        // Per pair, its fastest striking contact: the strike.
+        let mut strikes: Vec<(BodyId, BodyId, BodyContact)> = Vec::new();
         for c in contacts.iter() {
             let Some(other) = c.other else { continue };
             if c.approach_speed_m_s <= impact_speed_m_s {
                 continue;
             }
-            match pairs
+            match strikes
                 .iter_mut()
                 .find(|(b, o, _)| *b == c.body && *o == other)
             {
-                Some(pair) => pair.2 = pair.2.max(c.approach_speed_m_s),
-                None => pairs.push((c.body, other, c.approach_speed_m_s)),
+                Some(pair) if pair.2.approach_speed_m_s < c.approach_speed_m_s => pair.2 = *c,
+                Some(_) => {}
+                None => strikes.push((c.body, other, *c)),
             }
         }
         let mut added = Vec::new();
-        for (body, other, strike_m_s) in pairs {
+        for (body, other, strike) in strikes {
             let solver: Vec<Point3<f64>> = contacts
                 .iter()
                 .filter(|c| c.body == body && c.other == Some(other))
                 .map(|c| c.point_m)
                 .collect();
             let first = added.len();
-            self.closing_corners(body, other, strike_m_s, &solver, &mut added);
+            self.closing_corners(body, other, &strike, &solver, &mut added);
             added[first..].sort_by(|a: &BodyContact, b: &BodyContact| {
                 (a.gap_m / a.approach_speed_m_s).total_cmp(&(b.gap_m / b.approach_speed_m_s))
             });
@@ -189,37 +195,49 @@ impl World {
         contacts.extend(added);
     }
 
-    /// The corners of `body` that close on `other` during a strike at
-    /// `strike_m_s` (see [`Self::add_closing_corners`]), appended to `out`;
-    /// `solver` holds the pair's solver contact points.
+    /// The corners of `body` that close on `other` during `strike` (see
+    /// [`Self::add_closing_corners`]), appended to `out`; `solver` holds
+    /// the pair's solver contact points.
     fn closing_corners(
         &self,
         body: BodyId,
         other: BodyId,
-        strike_m_s: f64,
+        strike: &BodyContact,
         solver: &[Point3<f64>],
         out: &mut Vec<BodyContact>,
     ) {
         let (Some(struck), Some(impactor)) = (self.body(body), self.body(other)) else {
             return;
         };
-        let mass = |kg: Option<f64>| kg.unwrap_or(f64::INFINITY);
-        let reduced_kg = 1.0 / (1.0 / mass(struck.mass_kg) + 1.0 / mass(impactor.mass_kg));
+        let (units, impact_speed_m_s) = (self.units, self.settings.impact_speed_m_s);
+        let still = Kinematics::default();
+        let before = |id: BodyId| self.before.get(id.0 as usize).copied().unwrap_or(still);
+        let (struck_before, impactor_before) = (before(body), before(other));
+        let bodies = &self.physics.bodies;
+        let inverse_kg = inverse_mass_along(
+            &bodies[struck.handle],
+            &units,
+            &struck_before.com_m,
+            &strike.point_m,
+            &strike.normal,
+        ) + inverse_mass_along(
+            &bodies[impactor.handle],
+            &units,
+            &impactor_before.com_m,
+            &strike.point_m,
+            &strike.normal,
+        );
         let hertz = self.impactor(body, Some(other));
         let window_s = HertzContact::sphere(
-            reduced_kg,
+            1.0 / inverse_kg,
             hertz.radius_m,
             hertz.effective_modulus(&struck.material),
-            strike_m_s,
+            strike.approach_speed_m_s,
         )
         .rigid_duration_s();
         if !window_s.is_finite() {
             return;
         }
-        let (units, impact_speed_m_s) = (self.units, self.settings.impact_speed_m_s);
-        let still = Kinematics::default();
-        let before = |id: BodyId| self.before.get(id.0 as usize).copied().unwrap_or(still);
-        let (struck_before, impactor_before) = (before(body), before(other));
         // The colliders of a body at their poses before the step: the
         // step's rigid motion undone.
         let colliders_before = |id: BodyId, handle: RigidBodyHandle| {
@@ -314,6 +332,30 @@ impl World {
     }
 }
 
+/// The inverse of a rigid body's effective mass for an impulse along the
+/// unit `direction` at `point_m`, the body's centre of mass at `com_m`
+/// (1/kg): `1/m + (r × d)·I⁻¹(r × d)`, `r` from the centre of mass to the
+/// point (the impulse's speed change at the point per N·s); 0 for a body
+/// that impulses do not move.
+pub(super) fn inverse_mass_along(
+    rb: &rapier3d::dynamics::RigidBody,
+    units: &Units,
+    com_m: &Point3<f64>,
+    point_m: &Point3<f64>,
+    direction: &Vector3<f64>,
+) -> f64 {
+    if !rb.is_dynamic() {
+        return 0.0;
+    }
+    let rd = (point_m - com_m).cross(direction);
+    1.0 / f64::from(rb.mass()) + rd.dot(&(world_inv_inertia(rb, units) * rd))
+}
+
+/// A body's inverse inertia tensor in world axes (1/(kg·m²)).
+pub(super) fn world_inv_inertia(rb: &rapier3d::dynamics::RigidBody, units: &Units) -> Matrix3<f64> {
+    units.inverse_inertia_to_si(&rb.mass_properties().effective_world_inv_inertia)
+}
+
 /// Calls `found` with every contact of the last step of `physics` on the
 /// bodies for which `wanted` holds, in the narrow phase's (deterministic)
 /// order; `before` gives a body's kinematics before the step.
@@ -384,4 +426,49 @@ pub(super) fn touching(pair: &rapier3d::geometry::ContactPair) -> bool {
     pair.manifolds()
         .iter()
         .any(|m| m.points.iter().any(|p| p.dist <= TOUCH_DISTANCE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rapier3d::dynamics::{MassProperties, RigidBodyBuilder};
+    use rapier3d::geometry::ColliderSet;
+    use rapier3d::glamx::Vec3;
+
+    #[test]
+    fn a_plate_struck_at_a_corner_moves_as_a_seventh_of_its_mass() {
+        // A square plate of side a and thickness t, in units of 1 cm:
+        // I_x = I_y = m(a² + t²)/12 and r × n = (a/2, −a/2, 0) at a
+        // bottom corner, so 1/m_eff = (1 + 6a²/(a² + t²))/m.
+        let units = Units { z_fact: 0.01 };
+        let (a_m, t_m) = (0.15, 0.006);
+        let half = Vec3::new(
+            units.length_to_sim(a_m / 2.0),
+            units.length_to_sim(a_m / 2.0),
+            units.length_to_sim(t_m / 2.0),
+        );
+        let mut rb = RigidBodyBuilder::dynamic()
+            .additional_mass_properties(MassProperties::from_cuboid(2.3, half))
+            .build();
+        rb.recompute_mass_properties_from_colliders(&ColliderSet::new());
+        let mass_kg = f64::from(rb.mass());
+        let com_m = Point3::origin();
+        let corner_m = Point3::new(a_m / 2.0, a_m / 2.0, -t_m / 2.0);
+        let up = Vector3::z();
+        let expected = (1.0 + 6.0 * a_m * a_m / (a_m * a_m + t_m * t_m)) / mass_kg;
+        let at_corner = inverse_mass_along(&rb, &units, &com_m, &corner_m, &up);
+        assert!(
+            (at_corner / expected - 1.0).abs() < 1e-5,
+            "{at_corner} against {expected} 1/kg"
+        );
+        // At the centre, along the normal, the whole mass.
+        let at_centre = inverse_mass_along(&rb, &units, &com_m, &com_m, &up);
+        assert!((at_centre * mass_kg - 1.0).abs() < 1e-6);
+        // A body that impulses do not move.
+        let fixed = RigidBodyBuilder::fixed().build();
+        assert_eq!(
+            inverse_mass_along(&fixed, &units, &com_m, &corner_m, &up),
+            0.0
+        );
+    }
 }

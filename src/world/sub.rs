@@ -9,7 +9,10 @@
 //! Both are plain buffers that keep their capacity, so the haptic thread
 //! reuses them without allocating.
 
-use super::contacts::{body_id, solver_contacts, touching, BodyContact, Kinematics};
+use super::contacts::{
+    body_id, inverse_mass_along, solver_contacts, touching, world_inv_inertia, BodyContact,
+    Kinematics,
+};
 use super::units::{vector, Units};
 use super::BodyId;
 use crate::config::WorldSettings;
@@ -418,11 +421,7 @@ impl SubWorld {
                 continue;
             }
             let t = target / speed;
-            let r = point - com;
-            let rt = r.cross(&t);
-            let inv_mass =
-                1.0 / f64::from(rb.mass()) + rt.dot(&(world_inv_inertia(rb, &units) * rt));
-            let mut magnitude = speed / inv_mass;
+            let mut magnitude = speed / inverse_mass_along(rb, &units, &com, &point, &t);
             let limit = c.friction * c.impulse_n_s * share;
             if magnitude > limit {
                 // Sliding: the line follows the point.
@@ -557,9 +556,4 @@ impl SubWorld {
         }
         hasher.digest()
     }
-}
-
-/// A body's inverse inertia tensor in world axes (1/(kg·m²)).
-fn world_inv_inertia(rb: &rapier3d::dynamics::RigidBody, units: &Units) -> Matrix3<f64> {
-    units.inverse_inertia_to_si(&rb.mass_properties().effective_world_inv_inertia)
 }
