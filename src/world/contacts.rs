@@ -14,11 +14,50 @@ use rapier3d::pipeline::PhysicsWorld;
 /// the vertices, moved by the penetration.
 const SOLVER_VERTEX_M: f64 = 1e-3;
 
-/// Most corners [`World::add_closing_corners`] adds to one pair, those
-/// closing first: a bound on the impact's contacts (each one a load of the
-/// impact's static correction) for a rounded hull landing flat, whose rim
-/// has many vertices.
+/// Most corners [`World::add_closing_corners`] adds to one pair, spread
+/// over the contact by [`spread_closing_corners`]: a bound on the impact's
+/// contacts (each one a load of the impact's static correction) for a
+/// rounded hull landing flat, whose rim has many vertices.
 const MAX_CLOSING_CORNERS: usize = 8;
+
+/// Moves to the front of `corners` at most `max` of them spread over the
+/// contact, and returns how many: repeatedly the one farthest from those
+/// kept and from the solver's contact points `solver` (farthest-point
+/// sampling), ties to the first to close (least gap over approach speed).
+/// All of them close while the strike presses; a plate landing flat has
+/// its whole rim at the same gap, and keeping the first few in the hull's
+/// order would put the load on one side of the plate.
+fn spread_closing_corners(
+    corners: &mut [BodyContact],
+    solver: &[Point3<f64>],
+    max: usize,
+) -> usize {
+    let closing_order = |a: &BodyContact, b: &BodyContact| {
+        (a.gap_m / a.approach_speed_m_s).total_cmp(&(b.gap_m / b.approach_speed_m_s))
+    };
+    corners.sort_by(closing_order);
+    let kept = corners.len().min(max);
+    for k in 0..kept {
+        let (done, rest) = corners.split_at(k);
+        let nearest_m = |p: &Point3<f64>| {
+            solver
+                .iter()
+                .chain(done.iter().map(|c| &c.point_m))
+                .map(|q| (p - q).norm())
+                .fold(f64::INFINITY, f64::min)
+        };
+        // The first maximum: `rest` is in closing order.
+        let mut best = (0, f64::NEG_INFINITY);
+        for (i, c) in rest.iter().enumerate() {
+            let d_m = nearest_m(&c.point_m);
+            if d_m > best.1 {
+                best = (i, d_m);
+            }
+        }
+        corners[k..=k + best.0].rotate_right(1);
+    }
+    kept
+}
 
 /// One solver contact on a body, in SI units and world axes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,10 +226,8 @@ impl World {
                 .collect();
             let first = added.len();
             self.closing_corners(body, other, &strike, &solver, &mut added);
-            added[first..].sort_by(|a: &BodyContact, b: &BodyContact| {
-                (a.gap_m / a.approach_speed_m_s).total_cmp(&(b.gap_m / b.approach_speed_m_s))
-            });
-            added.truncate(first + MAX_CLOSING_CORNERS);
+            let kept = spread_closing_corners(&mut added[first..], &solver, MAX_CLOSING_CORNERS);
+            added.truncate(first + kept);
         }
         contacts.extend(added);
     }
@@ -470,5 +507,55 @@ mod tests {
             inverse_mass_along(&fixed, &units, &com_m, &corner_m, &up),
             0.0
         );
+    }
+
+    #[test]
+    fn the_corners_kept_of_a_flat_landing_span_the_rim() {
+        // A 32-gon rim of radius 0.1 m, all at the same gap, listed in
+        // the hull's order; the solver touches one rim vertex.
+        let rim = |i: usize| {
+            let a = i as f64 * std::f64::consts::TAU / 32.0;
+            Point3::new(0.1 * a.cos(), 0.1 * a.sin(), 0.0)
+        };
+        let corner = |i: usize, gap_m: f64| BodyContact {
+            body: BodyId(0),
+            other: Some(BodyId(1)),
+            point_m: rim(i),
+            normal: Vector3::z(),
+            impulse_n_s: 0.0,
+            approach_speed_m_s: 1.0,
+            gap_m,
+        };
+        let solver = [rim(0)];
+        let mut corners: Vec<_> = (1..32).map(|i| corner(i, 1e-9)).collect();
+        let kept = spread_closing_corners(&mut corners, &solver, 4);
+        assert_eq!(kept, 4);
+        // Farthest from the solver's vertex first: the opposite one.
+        assert_eq!(corners[0].point_m, rim(16));
+        // With the solver's, the four kept and it cover every side: no
+        // rim vertex is farther than a 45° chord from one of them.
+        let chosen: Vec<_> = solver
+            .iter()
+            .copied()
+            .chain(corners[..kept].iter().map(|c| c.point_m))
+            .collect();
+        let chord_m = 2.0 * 0.1 * (std::f64::consts::PI / 8.0).sin();
+        for i in 0..32 {
+            let nearest_m = chosen
+                .iter()
+                .map(|q| (rim(i) - q).norm())
+                .fold(f64::INFINITY, f64::min);
+            assert!(nearest_m <= chord_m + 1e-12, "vertex {i} at {nearest_m} m");
+        }
+        // Among equally far candidates, the first to close.
+        let at = |y_m: f64, gap_m: f64| BodyContact {
+            point_m: Point3::new(0.0, y_m, 0.0),
+            ..corner(0, gap_m)
+        };
+        let mut pair = vec![at(0.1, 2e-9), at(-0.1, 1e-9)];
+        spread_closing_corners(&mut pair, &[Point3::new(0.1, 0.0, 0.0)], 1);
+        assert_eq!(pair[0].point_m.y, -0.1);
+        // Fewer candidates than allowed: all kept.
+        assert_eq!(spread_closing_corners(&mut pair, &solver, 8), 2);
     }
 }
