@@ -429,6 +429,78 @@ fn a_deferring_world_lands_the_flat_tile_on_its_face_in_the_step() {
     panic!("the tile never bounced");
 }
 
+/// A deferring world's impact exchanges, once its check is back, the
+/// impulses of the elastic contact inline would: a steel ball dropped
+/// 0.2 m on the tile on its supports leaves most of its energy in the
+/// tile's vibration, which the contact on the body as rigid (applied in
+/// the step) does not.
+#[test]
+fn a_deferring_world_exchanges_the_elastic_impulse_once_the_check_is_back() {
+    let (scene, assets) = load("tile-on-supports");
+    let dropped = || {
+        let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+        let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
+        place_above(&mut world, ball, tile, 0.2);
+        (world, ball, tile)
+    };
+    let steps = 400;
+    let (mut inline, ball, tile) = dropped();
+    let mut inline_momentum = Vec::new();
+    let mut inline_impact = None;
+    for _ in 0..steps {
+        inline.step(&StepInputs::default(), threads(), &mut Counters::default());
+        inline_momentum.push(inline.motion(ball).unwrap().momentum_n_s[2]);
+        if inline_impact.is_none() {
+            inline_impact = inline
+                .last_impacts()
+                .iter()
+                .find(|i| i.body == tile)
+                .copied();
+            if let Some(impact) = inline_impact {
+                assert!(impact.contact.restitution < 0.5, "{impact:?}");
+            }
+        }
+    }
+    let inline_impact = inline_impact.expect("the ball strikes the tile");
+
+    let (mut world, _, _) = dropped();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    world.defer_fractures(FractureWorker::spawn(pool).unwrap());
+    let mut impact = None;
+    for (step, &expected) in inline_momentum.iter().enumerate() {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        if let Some(i) = world.last_impacts().iter().find(|i| i.body == tile) {
+            impact = Some((*i, step));
+        }
+        if world.deferred_checks() > 0 {
+            // Gives the check time to run (the world steps far faster).
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            continue;
+        }
+        let Some((impact, back)) = impact else {
+            continue;
+        };
+        assert!(
+            (impact.exchanged_impulse_n_s / inline_impact.exchanged_impulse_n_s - 1.0).abs() < 1e-9,
+            "{impact:?} against inline {inline_impact:?}"
+        );
+        // A step later, in flight, the ball has the momentum it has inline.
+        if step > back {
+            let momentum = world.motion(ball).unwrap().momentum_n_s[2];
+            assert!(expected > 0.0, "the ball is rising");
+            assert!(
+                (momentum - expected).abs() < 0.02 * inline_impact.exchanged_impulse_n_s,
+                "{momentum} N·s against {expected} inline"
+            );
+            return;
+        }
+    }
+    panic!("the deferred check never came back");
+}
+
 #[test]
 fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
     let (scene, assets) = load("tile-on-supports");
@@ -698,16 +770,11 @@ fn assert_fragments_carry_the_momentum_after(world: &World, event: &FractureEven
 /// An impact on a body whose deferred check is out waits for that check
 /// and then goes out with the body it left: the ball strikes the resting
 /// tile, and again at the next step, and both impact checks come back, one
-/// after the other.
+/// after the other, never two out at once.
 #[test]
 fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
     let (scene, assets) = load("tile-on-supports");
     let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    world.defer_fractures(FractureWorker::spawn(pool).unwrap());
     let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
     let step = |world: &mut World| {
         world.step(&StepInputs::default(), threads(), &mut Counters::default());
@@ -717,15 +784,23 @@ fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
             .filter(|i| i.body == tile)
             .count()
     };
-    // The tile settles on its supports (its held-load checks come back).
+    // The tile settles on its supports, checked inline.
     place_above(&mut world, ball, tile, 1.0);
     for _ in 0..50 {
         step(&mut world);
     }
-    while world.deferred_checks() > 0 {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-        step(&mut world);
-    }
+    // The worker's only thread waits for `release` before it takes the
+    // first check, which is thus still out at the next step whatever the
+    // machine's load.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    pool.spawn(move || {
+        let _ = held.recv();
+    });
+    world.defer_fractures(FractureWorker::spawn(pool).unwrap());
     // A strike at 3 m/s (a 0.46 m drop, which does not break the tile).
     let strike = |world: &mut World| {
         place_above(world, ball, tile, 0.001);
@@ -740,7 +815,6 @@ fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
         1,
         "the first strike's check is out"
     );
-    // The check costs milliseconds: at the next step it is still out.
     strike(&mut world);
     let mut checked = step(&mut world);
     assert_eq!(
@@ -748,15 +822,18 @@ fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
         1,
         "the second strike's check waits"
     );
+    release.send(()).unwrap();
     for _ in 0..10_000 {
-        if checked == 2 && world.deferred_checks() == 0 {
+        if checked >= 2 && world.deferred_checks() == 0 {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
         checked += step(&mut world);
         assert!(world.deferred_checks() <= 1);
     }
-    assert_eq!(checked, 2, "both strikes were checked");
+    // The ball's rebounds, which depend on when the checks came back,
+    // may strike the tile again.
+    assert!(checked >= 2, "both strikes were checked: {checked}");
     assert!(world.events().iter().all(|e| e.fragments.is_empty()));
     assert!(world.body(tile).is_some());
 }

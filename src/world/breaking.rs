@@ -102,9 +102,11 @@ pub struct ImpactCheck {
     /// The computed contact (elastic: Hertz's law and the body's modes).
     pub contact: ContactHistory,
     /// Normal impulse the striking contacts exchanged (N·s): the computed
-    /// contact's, its unloading scaled by the pairs' restitution (for a
-    /// deferred check, the contact computed on the body as rigid), or the
-    /// solver's where it was left to the solver.
+    /// contact's, its unloading scaled by the pairs' restitution, or the
+    /// solver's where it was left to the solver. A deferred check's
+    /// contacts exchange the contact computed on the body as rigid in
+    /// their step and the computed contact's once the check is back
+    /// (`World::correct_rigid_impulses`), which this is.
     pub exchanged_impulse_n_s: f64,
     /// Largest principal stress found (Pa; a lower bound below R_c).
     pub peak_stress_pa: f64,
@@ -123,6 +125,76 @@ pub(super) struct CheckPlan {
     points: Vec<ContactPoint>,
     loads: Vec<StaticLoad>,
     held_force_n: f64,
+}
+
+/// What a deferred impact's step exchanged at its striking contacts, on
+/// the body as rigid (`World::apply_rigid_impulses`), for the correction
+/// when its check is back (`World::correct_rigid_impulses`).
+pub(super) struct RigidExchange {
+    /// Per plan point where the world set the impulse: the solver's and
+    /// the one exchanged instead (N·s).
+    points: Vec<Option<(f64, f64)>>,
+    /// The struck body's friction per newton-second of normal impulse in
+    /// that step (`World::solver_friction_per_normal`).
+    friction_per_normal: Vector3<f64>,
+    /// The struck body's centre of mass after that step (m).
+    struck_com_m: Point3<f64>,
+    /// Per plan point, the other body's centre of mass then (m).
+    other_com_m: Vec<Option<Point3<f64>>>,
+}
+
+impl RigidExchange {
+    /// The solver's impulse at each plan point (0 where the world left it).
+    fn solver_impulses_n_s(&self) -> Vec<f64> {
+        self.points
+            .iter()
+            .map(|p| p.map_or(0.0, |(solver_n_s, _)| solver_n_s))
+            .collect()
+    }
+}
+
+/// The impulse (N·s) on the struck body that takes `contact`, whose
+/// solver impulse was `solver_n_s`, from exchanging `from_n_s` to
+/// `to_n_s`: along its normal the difference; and a contact whose normal
+/// impulse falls below the solver's keeps its friction in the same
+/// proportion (friction left at the solver's level would exceed
+/// Coulomb's cone and could reverse the slip, adding energy).
+fn impulse_change(
+    contact: &BodyContact,
+    solver_n_s: f64,
+    from_n_s: f64,
+    to_n_s: f64,
+    friction_per_normal: Vector3<f64>,
+) -> Vector3<f64> {
+    let n = contact.normal;
+    let tangential = friction_per_normal - n * n.dot(&friction_per_normal);
+    (to_n_s - from_n_s) * n + (to_n_s.min(solver_n_s) - from_n_s.min(solver_n_s)) * tangential
+}
+
+/// Sets contact `index` of the step's `contacts`, on `body`, and the
+/// pair's contact as the other body saw it (if listed), to `impulse_n_s`.
+fn set_exchanged(contacts: &mut [BodyContact], index: usize, body: BodyId, impulse_n_s: f64) {
+    let contact = contacts[index];
+    contacts[index].impulse_n_s = impulse_n_s;
+    if let Some(other) = contact.other {
+        if let Some(mirror) = contacts.iter_mut().find(|c| {
+            c.body == other
+                && c.other == Some(body)
+                && (c.point_m - contact.point_m).norm() <= MIRROR_DISTANCE_M
+        }) {
+            mirror.impulse_n_s = impulse_n_s;
+        }
+    }
+}
+
+/// The sum of the normal impulses `plan`'s striking contacts exchanged.
+fn used_impulse_n_s(plan: &CheckPlan, contacts: &[BodyContact]) -> f64 {
+    plan.points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.relative_speed_m_s > 0.0)
+        .map(|(i, _)| contacts[plan.contacts.start + i].impulse_n_s)
+        .fold(0.0, |a, b| a + b)
 }
 
 impl CheckPlan {
@@ -218,10 +290,11 @@ impl World {
             planned.extend(taken.map(|body| (plan, body)));
         }
         if !deferred.is_empty() {
-            self.apply_rigid_impulses(&mut contacts, &mut deferred, inputs.sub_world_members);
+            let exchanges =
+                self.apply_rigid_impulses(&mut contacts, &mut deferred, inputs.sub_world_members);
             let mut out = Vec::new();
-            for (plan, waits) in deferred {
-                let check = self.deferred_check(plan, &contacts);
+            for ((plan, waits), exchange) in deferred.into_iter().zip(exchanges) {
+                let check = self.deferred_check(plan, &contacts, exchange);
                 if waits {
                     self.wait_for_check(check);
                 } else {
@@ -270,7 +343,7 @@ impl World {
             let range = plan.contacts.clone();
             if plan.kind == FractureKind::Impact {
                 if result.outcome.contact.end == ContactEnd::Separated {
-                    self.apply_contact_impulses(
+                    let _ = self.apply_contact_impulses(
                         &mut contacts,
                         &mut plan,
                         &result.outcome.contact_impulses_n_s,
@@ -295,7 +368,12 @@ impl World {
     /// The deferred form of `plan`, planned at this step from the step's
     /// `contacts`: with its own contacts; its fracture body is copied as
     /// it goes out (`submit_deferred`).
-    fn deferred_check(&self, mut plan: CheckPlan, contacts: &[BodyContact]) -> DeferredCheck {
+    fn deferred_check(
+        &self,
+        mut plan: CheckPlan,
+        contacts: &[BodyContact],
+        exchange: Option<RigidExchange>,
+    ) -> DeferredCheck {
         let id = plan.id;
         let own = contacts[plan.contacts.clone()].to_vec();
         plan.contacts = 0..own.len();
@@ -304,6 +382,7 @@ impl World {
             body: None,
             contacts: own,
             before: self.before[id.0 as usize],
+            exchange,
             time_s: self.time_s,
             step: self.steps,
             result: None,
@@ -317,12 +396,16 @@ impl World {
     /// the elastic contact of the check, and the solver's one-step impulse
     /// gives a tile landing flat on one corner a spin that the computed
     /// contact, on all its closing corners, does not.
+    ///
+    /// Returns, per plan, what was exchanged, for the correction to the
+    /// elastic contact when the check is back
+    /// ([`Self::correct_rigid_impulses`]).
     fn apply_rigid_impulses(
         &mut self,
         contacts: &mut [BodyContact],
         plans: &mut [(CheckPlan, bool)],
         sub_world_members: &[BodyId],
-    ) {
+    ) -> Vec<Option<RigidExchange>> {
         let mut struck: Vec<BodyId> = plans
             .iter()
             .filter(|(plan, _)| plan.kind == FractureKind::Impact)
@@ -343,20 +426,21 @@ impl World {
             .iter()
             .map(|(plan, _)| self.solver_friction_per_normal(&contacts[plan.contacts.clone()]))
             .collect();
-        for (((plan, _), impulses), friction_per_normal) in
-            plans.iter_mut().zip(impulses).zip(frictions)
-        {
-            if let Some(impulses) = impulses {
+        plans
+            .iter_mut()
+            .zip(impulses)
+            .zip(frictions)
+            .map(|(((plan, _), impulses), friction_per_normal)| {
                 self.apply_contact_impulses(
                     contacts,
                     plan,
-                    &impulses,
+                    &impulses?,
                     friction_per_normal,
                     sub_world_members,
                     &struck,
-                );
-            }
-        }
+                )
+            })
+            .collect()
     }
 
     /// Finishes the deferred checks that have come back, after the step's
@@ -366,15 +450,20 @@ impl World {
     /// impulses of the check's step stood (`apply_rigid_impulses`). A body
     /// gone meanwhile drops its check and the impact waiting for it.
     /// Returns how many bodies cracked.
-    pub(super) fn finish_deferred_checks(&mut self, counters: &mut Counters) -> usize {
+    pub(super) fn finish_deferred_checks(
+        &mut self,
+        sub_world_members: &[BodyId],
+        counters: &mut Counters,
+    ) -> usize {
         let mut cracked = 0;
         for check in self.take_finished_deferred() {
             let waiting = self.take_waiting_check(check.plan.id);
             let DeferredCheck {
-                plan,
+                mut plan,
                 body,
-                contacts,
+                mut contacts,
                 before,
+                exchange,
                 time_s,
                 step,
                 result,
@@ -397,6 +486,23 @@ impl World {
             }
             counters.engine.add(&result.engine);
             if plan.kind == FractureKind::Impact {
+                if let Some(exchange) = &exchange {
+                    // As inline: the elastic contact's impulses where it
+                    // separated, the solver's otherwise.
+                    let computed_n_s: Vec<f64> =
+                        if result.outcome.contact.end == ContactEnd::Separated {
+                            result.outcome.contact_impulses_n_s.clone()
+                        } else {
+                            exchange.solver_impulses_n_s()
+                        };
+                    self.correct_rigid_impulses(
+                        &mut contacts,
+                        &mut plan,
+                        exchange,
+                        &computed_n_s,
+                        sub_world_members,
+                    );
+                }
                 self.impacts.push(plan.impact_check(&result.outcome));
             }
             let id = plan.id;
@@ -542,18 +648,29 @@ impl World {
         friction_per_normal: Vector3<f64>,
         sub_world_members: &[BodyId],
         struck: &[BodyId],
-    ) {
+    ) -> Option<RigidExchange> {
         if computed_n_s.len() != plan.points.len() {
-            return;
+            return None;
         }
         let in_sub_world = |id: BodyId| sub_world_members.binary_search(&id).is_ok();
         if in_sub_world(plan.id) {
-            return;
+            return None;
         }
         let units = self.units;
+        let com_m = |world: &World, id: Option<BodyId>| {
+            id.and_then(|id| world.body(id))
+                .map(|b| units.point_to_si(world.physics.bodies[b.handle].center_of_mass()))
+        };
+        let mut exchange = RigidExchange {
+            points: vec![None; plan.points.len()],
+            friction_per_normal,
+            struck_com_m: com_m(self, Some(plan.id)).unwrap_or_else(Point3::origin),
+            other_com_m: Vec::with_capacity(plan.points.len()),
+        };
         for (i, point) in plan.points.iter().enumerate() {
             let index = plan.contacts.start + i;
             let contact = contacts[index];
+            exchange.other_com_m.push(com_m(self, contact.other));
             let computed_n_s = computed_n_s[i];
             if point.relative_speed_m_s <= 0.0 || !computed_n_s.is_finite() {
                 continue;
@@ -564,44 +681,115 @@ impl World {
                     continue;
                 }
             }
-            let mut change = (computed_n_s - contact.impulse_n_s) * contact.normal;
-            // A contact whose normal impulse falls keeps its friction in
-            // the same proportion: friction left at the solver's level
-            // would exceed Coulomb's cone and could reverse the slip,
-            // adding energy.
-            if computed_n_s < contact.impulse_n_s {
-                let friction = friction_per_normal * contact.impulse_n_s;
-                let tangential = friction - contact.normal * contact.normal.dot(&friction);
-                change += (computed_n_s / contact.impulse_n_s - 1.0) * tangential;
-            }
-            let at = units.point_to_sim(&contact.point_m);
+            let solver_n_s = contact.impulse_n_s;
+            let change = impulse_change(
+                &contact,
+                solver_n_s,
+                solver_n_s,
+                computed_n_s,
+                friction_per_normal,
+            );
+            self.exchange_at(plan.id, contact.other, &contact.point_m, &change);
+            exchange.points[i] = Some((solver_n_s, computed_n_s));
+            set_exchanged(contacts, index, plan.id, computed_n_s);
+        }
+        plan.used_impulse_n_s = used_impulse_n_s(plan, contacts);
+        Some(exchange)
+    }
+
+    /// Makes a deferred impact's striking contacts, which exchanged the
+    /// impulses computed on the body as rigid in their step (`exchange`),
+    /// exchange the elastic contact's `computed_n_s` now that its check is
+    /// back: the difference, applied at each contact's point relative to
+    /// the two bodies' centres of mass as they were at the impact (the
+    /// same linear and angular impulses, late by the check's time). Where
+    /// the body is now moved by the sub-world, it is left as it is. The
+    /// check's contacts (`contacts`, the struck body's) then hold the
+    /// impulses exchanged.
+    pub(super) fn correct_rigid_impulses(
+        &mut self,
+        contacts: &mut [BodyContact],
+        plan: &mut CheckPlan,
+        exchange: &RigidExchange,
+        computed_n_s: &[f64],
+        sub_world_members: &[BodyId],
+    ) {
+        if computed_n_s.len() != plan.points.len()
+            || sub_world_members.binary_search(&plan.id).is_ok()
+        {
+            return;
+        }
+        let units = self.units;
+        let com_now_m = |world: &World, id: BodyId| {
+            world
+                .body(id)
+                .map(|b| units.point_to_si(world.physics.bodies[b.handle].center_of_mass()))
+        };
+        let Some(struck_now_m) = com_now_m(self, plan.id) else {
+            return;
+        };
+        for (i, applied) in exchange.points.iter().enumerate() {
+            let (Some((solver_n_s, rigid_n_s)), true) = (*applied, computed_n_s[i].is_finite())
+            else {
+                continue;
+            };
+            let index = plan.contacts.start + i;
+            let contact = contacts[index];
+            let change = impulse_change(
+                &contact,
+                solver_n_s,
+                rigid_n_s,
+                computed_n_s[i],
+                exchange.friction_per_normal,
+            );
+            let on_struck_m = struck_now_m + (contact.point_m - exchange.struck_com_m);
             let handle = self.body(plan.id).map(|b| b.handle);
-            let other_handle = contact.other.and_then(|o| self.body(o)).map(|b| b.handle);
             if let Some(h) = handle {
-                self.physics.bodies[h].apply_impulse_at_point(units.to_sim(&change), at, true);
+                self.physics.bodies[h].apply_impulse_at_point(
+                    units.to_sim(&change),
+                    units.point_to_sim(&on_struck_m),
+                    true,
+                );
             }
-            if let Some(h) = other_handle {
-                self.physics.bodies[h].apply_impulse_at_point(units.to_sim(&-change), at, true);
-            }
-            contacts[index].impulse_n_s = computed_n_s;
-            // The pair's contact as the other body saw it, if it is listed.
-            if let Some(other) = contact.other {
-                if let Some(mirror) = contacts.iter_mut().find(|c| {
-                    c.body == other
-                        && c.other == Some(plan.id)
-                        && (c.point_m - contact.point_m).norm() <= MIRROR_DISTANCE_M
-                }) {
-                    mirror.impulse_n_s = computed_n_s;
+            let other = contact
+                .other
+                .filter(|o| sub_world_members.binary_search(o).is_err());
+            if let (Some(other), Some(Some(then_m))) = (other, exchange.other_com_m.get(i)) {
+                if let (Some(now_m), Some(h)) =
+                    (com_now_m(self, other), self.body(other).map(|b| b.handle))
+                {
+                    let on_other_m = now_m + (contact.point_m - then_m);
+                    self.physics.bodies[h].apply_impulse_at_point(
+                        units.to_sim(&-change),
+                        units.point_to_sim(&on_other_m),
+                        true,
+                    );
                 }
             }
+            contacts[index].impulse_n_s = computed_n_s[i];
         }
-        plan.used_impulse_n_s = plan
-            .points
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.relative_speed_m_s > 0.0)
-            .map(|(i, _)| contacts[plan.contacts.start + i].impulse_n_s)
-            .fold(0.0, |a, b| a + b);
+        plan.used_impulse_n_s = used_impulse_n_s(plan, contacts);
+    }
+
+    /// Applies `change` (N·s) at `point_m` to `body` and its opposite to
+    /// `other`, at their poses now.
+    fn exchange_at(
+        &mut self,
+        body: BodyId,
+        other: Option<BodyId>,
+        point_m: &Point3<f64>,
+        change: &Vector3<f64>,
+    ) {
+        let units = self.units;
+        let at = units.point_to_sim(point_m);
+        let handle = self.body(body).map(|b| b.handle);
+        let other_handle = other.and_then(|o| self.body(o)).map(|b| b.handle);
+        if let Some(h) = handle {
+            self.physics.bodies[h].apply_impulse_at_point(units.to_sim(change), at, true);
+        }
+        if let Some(h) = other_handle {
+            self.physics.bodies[h].apply_impulse_at_point(units.to_sim(&-change), at, true);
+        }
     }
 
     /// The friction impulse the solver applied to a body in the last step

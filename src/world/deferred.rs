@@ -11,7 +11,12 @@
 //! exchange in their step the impulses computed on it as rigid
 //! (`BreakableBody::rigid_impact_impulses`: Hertz's law at each contact,
 //! the corners that close during the impact included, where the solver
-//! gives one step's impulse to the first corner). While a body's check is
+//! gives one step's impulse to the first corner); once the check is back,
+//! the difference to the elastic contact's impulses is applied, so the
+//! bodies end with the momentum they would have inline, the vibration's
+//! share of the energy included (`World::correct_rigid_impulses`). An
+//! impact that waits and is replaced by a stronger one keeps its rigid
+//! impulses. While a body's check is
 //! out, the body takes no other: a held-load check is skipped (held loads
 //! are checked again), and an impact waits, the strongest if several, and
 //! goes out with the body as the check leaves it, unless that check split
@@ -23,7 +28,7 @@
 //! `run` and `drop` therefore check inline, where the same inputs give the
 //! same world.
 
-use super::breaking::{run_check, CheckPlan, CheckResult};
+use super::breaking::{run_check, CheckPlan, CheckResult, RigidExchange};
 use super::contacts::{BodyContact, Kinematics};
 use super::{BodyId, World};
 use crate::fracture::{BreakableBody, FractureSettings};
@@ -42,6 +47,10 @@ pub(super) struct DeferredCheck {
     pub contacts: Vec<BodyContact>,
     /// The body's kinematics before the check's step.
     pub before: Kinematics,
+    /// What the check's step exchanged at the impact, on the body as
+    /// rigid (`None` for a held-load check, or where the world left the
+    /// solver's impulses).
+    pub exchange: Option<RigidExchange>,
     /// World time and step of the check.
     pub time_s: f64,
     pub step: u64,

@@ -398,7 +398,7 @@ impl World {
         self.time_s += self.settings.time_step_s;
         self.steps += 1;
         let mut cracked = self.fracture_step(inputs, threads, counters);
-        cracked += self.finish_deferred_checks(counters);
+        cracked += self.finish_deferred_checks(inputs.sub_world_members, counters);
         let step_s = start.elapsed().as_secs_f64();
         counters.steps += 1;
         counters.physics_s += physics_s;
