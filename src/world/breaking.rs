@@ -489,17 +489,18 @@ impl World {
                 if let Some(exchange) = &exchange {
                     // As inline: the elastic contact's impulses where it
                     // separated, the solver's otherwise.
-                    let computed_n_s: Vec<f64> =
-                        if result.outcome.contact.end == ContactEnd::Separated {
-                            result.outcome.contact_impulses_n_s.clone()
-                        } else {
-                            exchange.solver_impulses_n_s()
-                        };
+                    let solver_n_s;
+                    let computed_n_s = if result.outcome.contact.end == ContactEnd::Separated {
+                        &result.outcome.contact_impulses_n_s[..]
+                    } else {
+                        solver_n_s = exchange.solver_impulses_n_s();
+                        &solver_n_s[..]
+                    };
                     self.correct_rigid_impulses(
                         &mut contacts,
                         &mut plan,
                         exchange,
-                        &computed_n_s,
+                        computed_n_s,
                         sub_world_members,
                     );
                 }
@@ -656,21 +657,18 @@ impl World {
         if in_sub_world(plan.id) {
             return None;
         }
-        let units = self.units;
-        let com_m = |world: &World, id: Option<BodyId>| {
-            id.and_then(|id| world.body(id))
-                .map(|b| units.point_to_si(world.physics.bodies[b.handle].center_of_mass()))
-        };
         let mut exchange = RigidExchange {
             points: vec![None; plan.points.len()],
             friction_per_normal,
-            struck_com_m: com_m(self, Some(plan.id)).unwrap_or_else(Point3::origin),
+            struck_com_m: self.com_m(plan.id).unwrap_or_else(Point3::origin),
             other_com_m: Vec::with_capacity(plan.points.len()),
         };
         for (i, point) in plan.points.iter().enumerate() {
             let index = plan.contacts.start + i;
             let contact = contacts[index];
-            exchange.other_com_m.push(com_m(self, contact.other));
+            exchange
+                .other_com_m
+                .push(contact.other.and_then(|o| self.com_m(o)));
             let computed_n_s = computed_n_s[i];
             if point.relative_speed_m_s <= 0.0 || !computed_n_s.is_finite() {
                 continue;
@@ -689,7 +687,8 @@ impl World {
                 computed_n_s,
                 friction_per_normal,
             );
-            self.exchange_at(plan.id, contact.other, &contact.point_m, &change);
+            let other = contact.other.map(|o| (o, contact.point_m));
+            self.exchange_at(plan.id, &contact.point_m, other, &change);
             exchange.points[i] = Some((solver_n_s, computed_n_s));
             set_exchanged(contacts, index, plan.id, computed_n_s);
         }
@@ -706,7 +705,7 @@ impl World {
     /// the body is now moved by the sub-world, it is left as it is. The
     /// check's contacts (`contacts`, the struck body's) then hold the
     /// impulses exchanged.
-    pub(super) fn correct_rigid_impulses(
+    fn correct_rigid_impulses(
         &mut self,
         contacts: &mut [BodyContact],
         plan: &mut CheckPlan,
@@ -719,13 +718,7 @@ impl World {
         {
             return;
         }
-        let units = self.units;
-        let com_now_m = |world: &World, id: BodyId| {
-            world
-                .body(id)
-                .map(|b| units.point_to_si(world.physics.bodies[b.handle].center_of_mass()))
-        };
-        let Some(struck_now_m) = com_now_m(self, plan.id) else {
+        let Some(struck_now_m) = self.com_m(plan.id) else {
             return;
         };
         for (i, applied) in exchange.points.iter().enumerate() {
@@ -743,53 +736,50 @@ impl World {
                 exchange.friction_per_normal,
             );
             let on_struck_m = struck_now_m + (contact.point_m - exchange.struck_com_m);
-            let handle = self.body(plan.id).map(|b| b.handle);
-            if let Some(h) = handle {
-                self.physics.bodies[h].apply_impulse_at_point(
-                    units.to_sim(&change),
-                    units.point_to_sim(&on_struck_m),
-                    true,
-                );
-            }
-            let other = contact
+            let on_other = contact
                 .other
-                .filter(|o| sub_world_members.binary_search(o).is_err());
-            if let (Some(other), Some(Some(then_m))) = (other, exchange.other_com_m.get(i)) {
-                if let (Some(now_m), Some(h)) =
-                    (com_now_m(self, other), self.body(other).map(|b| b.handle))
-                {
-                    let on_other_m = now_m + (contact.point_m - then_m);
-                    self.physics.bodies[h].apply_impulse_at_point(
-                        units.to_sim(&-change),
-                        units.point_to_sim(&on_other_m),
-                        true,
-                    );
-                }
-            }
+                .filter(|o| sub_world_members.binary_search(o).is_err())
+                .zip(exchange.other_com_m.get(i).copied().flatten())
+                .and_then(|(o, then_m)| Some((o, self.com_m(o)? + (contact.point_m - then_m))));
+            self.exchange_at(plan.id, &on_struck_m, on_other, &change);
             contacts[index].impulse_n_s = computed_n_s[i];
         }
         plan.used_impulse_n_s = used_impulse_n_s(plan, contacts);
     }
 
-    /// Applies `change` (N·s) at `point_m` to `body` and its opposite to
-    /// `other`, at their poses now.
+    /// Applies `change` (N·s) to `body` at `at_m` and its opposite to the
+    /// other body of `other` at its point (m).
     fn exchange_at(
         &mut self,
         body: BodyId,
-        other: Option<BodyId>,
-        point_m: &Point3<f64>,
+        at_m: &Point3<f64>,
+        other: Option<(BodyId, Point3<f64>)>,
         change: &Vector3<f64>,
     ) {
         let units = self.units;
-        let at = units.point_to_sim(point_m);
-        let handle = self.body(body).map(|b| b.handle);
-        let other_handle = other.and_then(|o| self.body(o)).map(|b| b.handle);
-        if let Some(h) = handle {
-            self.physics.bodies[h].apply_impulse_at_point(units.to_sim(change), at, true);
+        if let Some(h) = self.body(body).map(|b| b.handle) {
+            self.physics.bodies[h].apply_impulse_at_point(
+                units.to_sim(change),
+                units.point_to_sim(at_m),
+                true,
+            );
         }
-        if let Some(h) = other_handle {
-            self.physics.bodies[h].apply_impulse_at_point(units.to_sim(&-change), at, true);
+        if let Some((h, other_at_m)) = other.and_then(|(o, at)| Some((self.body(o)?.handle, at))) {
+            self.physics.bodies[h].apply_impulse_at_point(
+                units.to_sim(&-change),
+                units.point_to_sim(&other_at_m),
+                true,
+            );
         }
+    }
+
+    /// The centre of mass of `id` now (m).
+    fn com_m(&self, id: BodyId) -> Option<Point3<f64>> {
+        let body = self.body(id)?;
+        Some(
+            self.units
+                .point_to_si(self.physics.bodies[body.handle].center_of_mass()),
+        )
     }
 
     /// The friction impulse the solver applied to a body in the last step
