@@ -289,6 +289,15 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
         .unwrap();
     assert_eq!(exchanged.len(), 1);
     assert!((exchanged[0].as_f64().unwrap() - striking).abs() <= 1e-12 * striking);
+    // The peak stress is read within the contact, and its first phase
+    // presses no harder than the whole event.
+    let event = &json["events"][0];
+    let peak_s = event["peak_stress_time_s"].as_f64().unwrap();
+    assert!(peak_s > 0.0 && peak_s <= event["contact_duration_s"].as_f64().unwrap());
+    let first = event["contact"]["first_phase_peak_force_n"]
+        .as_f64()
+        .unwrap();
+    assert!(first > 0.0 && first <= event["contact"]["peak_force_n"].as_f64().unwrap());
     assert!(out_dir.join("fracture.vtu").exists());
     assert_eq!(
         std::fs::read_dir(&out_dir)
@@ -324,6 +333,13 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
     assert!(!none.status.success());
     assert!(String::from_utf8_lossy(&none.stderr)
         .contains("invalid value '0' for '--cracks-per-sample"));
+    // The continuum of the modes left out is part of the static correction.
+    let without = tessera(
+        &[&args[..9], &["--residual-tail", "--no-static-correction"]].concat(),
+        dir.path(),
+    );
+    assert!(!without.status.success());
+    assert!(String::from_utf8_lossy(&without.stderr).contains("cannot be used with"));
 }
 
 /// `tessera fracture` on the 12×2 tile in 30 modes, the rest to follow.

@@ -718,6 +718,13 @@ fn the_last_impact_stress_map_peaks_at_the_engines_peak_stress_under_the_strike(
     assert!(b.last_impact_stress().is_none(), "no impact yet");
     let gentle = strike_body(&mut b, 0.1, &settings);
     assert!(gentle.cracks.is_empty());
+    // The peak was read at one of the event's samples, within the contact.
+    let sample = gentle.peak_stress_time_s / gentle.time_step_s;
+    assert!(
+        sample >= 1.0 && (sample - sample.round()).abs() < 1e-6,
+        "{sample}"
+    );
+    assert!(gentle.peak_stress_time_s <= gentle.contact_duration_s * (1.0 + 1e-9));
     let impact = b.last_impact_stress().expect("the strike is kept");
     assert_eq!(impact.serial, 1);
     let ratios: Vec<f32> = impact
@@ -967,6 +974,7 @@ fn a_ball_on_a_free_beam_follows_timoshenkos_modal_solution() {
         rigid_gains: &[1.0 / mass_kg.sqrt()],
         contacts: &[hertz],
         residual_compliance: &[],
+        residual_tail: false,
     }
     .integrate();
 

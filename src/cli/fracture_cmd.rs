@@ -74,6 +74,11 @@ pub struct Args {
     /// with few modes and costs another solve per contact.
     #[arg(long, conflicts_with = "no_static_correction")]
     pub second_order_correction: bool,
+    /// Let the modes left out answer the contact as a continuum of modes
+    /// above the basis, whose response builds up and rings, instead of at
+    /// once (docs/fracture.md, the static correction)
+    #[arg(long, conflicts_with = "no_static_correction")]
+    pub residual_tail: bool,
     /// Start every crack of an event in the intact body's stress (Glondu
     /// 2012 Alg. 3), without the relief of the cracks before it, for
     /// comparison.
@@ -296,6 +301,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         max_steps: args.max_samples,
         static_correction: !args.no_static_correction,
         second_order_correction: args.second_order_correction,
+        residual_tail: args.residual_tail,
         crack_shielding: !args.no_crack_shielding,
         crack_plane_energy: args.crack_plane_energy,
         exact_peak_stress: !args.no_exact_peak,
@@ -416,15 +422,19 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
     } else {
         for o in &outcomes {
             println!(
-                "event: contact {:.1} µs (peak force {:.1} N, impulse {:.4} N·s, restitution {:.3}), \
-                 sampled in {} step(s) of {:.1} µs, peak principal stress {:.2} MPa (threshold {:.1} MPa{})",
+                "event: contact {:.1} µs in {} phase(s) (peak force {:.1} N, {:.1} N in the first phase, \
+                 impulse {:.4} N·s, restitution {:.3}), sampled in {} step(s) of {:.1} µs, \
+                 peak principal stress {:.2} MPa at {:.1} µs (threshold {:.1} MPa{})",
                 o.contact_duration_s * 1e6,
+                o.contact.phases,
                 o.contact.peak_force_n,
+                o.contact.first_phase_peak_force_n,
                 o.contact.striking_impulse_n_s,
                 o.contact.restitution,
                 o.steps,
                 o.time_step_s * 1e6,
                 o.peak_stress_pa / 1e6,
+                o.peak_stress_time_s * 1e6,
                 o.strength.threshold_pa / 1e6,
                 scaling(&o.strength, rankine_threshold_pa)
             );
@@ -718,6 +728,7 @@ fn events_json(outcomes: &[ImpactOutcome]) -> Vec<serde_json::Value> {
                 "time_step_s": o.time_step_s,
                 "steps": o.steps,
                 "peak_stress_pa": o.peak_stress_pa,
+                "peak_stress_time_s": o.peak_stress_time_s,
                 "strength": o.strength,
                 "points_evaluated": o.points_evaluated,
                 "contact": o.contact,

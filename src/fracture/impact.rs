@@ -179,6 +179,10 @@ pub struct FractureSettings {
     /// `StaticCorrection`): it matters with few modes, and costs another
     /// solve per contact. Needs `static_correction`.
     pub second_order_correction: bool,
+    /// Let the modes left out answer a contact as a continuum above the
+    /// retained spectrum (the `residual_tail` module) instead of at once.
+    /// Needs `static_correction`.
+    pub residual_tail: bool,
     /// Relieve the tension normal to each crack of an event around it
     /// before the next crack starts (`shielding.rs`: Westergaard's
     /// field of a through crack); off, every crack of an event starts in
@@ -208,6 +212,7 @@ impl Default for FractureSettings {
             exact_peak_stress: true,
             static_correction: true,
             second_order_correction: false,
+            residual_tail: false,
             crack_shielding: true,
             crack_plane_energy: false,
         }
@@ -238,6 +243,10 @@ pub struct ImpactOutcome {
     /// a lower bound if below the lowest threshold the event could have
     /// (R_c for a material with one; [`Strength::lowest_threshold_pa`]).
     pub peak_stress_pa: f64,
+    /// When the peak stress was read (s from first touch): the time of its
+    /// sample; 0 for a static load or with no element in tension (a lower
+    /// bound's sample where `peak_stress_pa` is one).
+    pub peak_stress_time_s: f64,
     /// The Rankine threshold the event was tested against, and what set it
     /// (the material's size and rate effects, [`crate::fracture::Strength`]).
     pub strength: EventStrength,
@@ -621,6 +630,7 @@ impl BreakableBody {
             rigid_gains: &rigid_gains,
             contacts: &hertz,
             residual_compliance: &residual_compliance,
+            residual_tail: settings.residual_tail,
         };
         let (history, impulses, tape) = model.integrate_per_contact();
         // Impulse response amplitude per mode, |Σ_c J_c g_cj| / ω_j, with
@@ -734,6 +744,7 @@ impl BreakableBody {
             rigid_gains: &rigid_gains,
             contacts: &hertz,
             residual_compliance: &[],
+            residual_tail: false,
         };
         let (history, impulses, _) = model.integrate_per_contact();
         (history.end == ContactEnd::Separated).then(|| self.exchanged_impulses(contacts, &impulses))
@@ -1130,6 +1141,12 @@ impl BreakableBody {
             contact_impulses_n_s: Vec::new(),
             steps,
             peak_stress_pa: screening.peak_stress_pa,
+            peak_stress_time_s: match sample_interval_s {
+                Some(dt) if screening.peak_stress_pa > 0.0 => {
+                    dt * (screening.peak_sample + 1) as f64
+                }
+                _ => 0.0,
+            },
             strength,
             points_evaluated: (screening.groups_evaluated * GROUP_POINTS)
                 .min(basis.stress().point_count()),

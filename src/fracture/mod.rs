@@ -16,6 +16,7 @@ mod impact_stress;
 mod initiation;
 mod pattern;
 mod propagate;
+mod residual_tail;
 mod shielding;
 mod state;
 mod strength;
