@@ -15,7 +15,10 @@
 //! impactor's own mass when the body is held. The modes the basis leaves out follow the force
 //! quasi-statically (the static correction, `modal::StaticCorrection`):
 //! they add `w_c += Σ_d R_cd F_d` with no state of their own, a spring in
-//! series with Hertz's (issue 26 §3).
+//! series with Hertz's (issue 26 §3); or, with
+//! [`ContactModel::residual_tail`], as a continuum of modes above the basis
+//! that answers the forces of the steps before too (the `residual_tail`
+//! module).
 //!
 //! The modes advance exactly over a step under a constant force
 //! ([`ModeDynamics::step`]); the force of a step is the Hertz force at the
@@ -864,6 +867,8 @@ struct PastForces {
     head: usize,
     /// `depth` a contact, contact-major; zeros before the first step.
     forces: Vec<f64>,
+    /// Each contact's convolved forces, scratch of [`Self::held`].
+    convolved_scratch: Vec<f64>,
     /// Steps since each contact last pressed: once `depth`, it holds
     /// nothing.
     quiet_steps: Vec<usize>,
@@ -875,6 +880,7 @@ impl PastForces {
             depth,
             head: 0,
             forces: vec![0.0; contacts * depth],
+            convolved_scratch: vec![0.0; contacts],
             quiet_steps: vec![depth; contacts],
         }
     }
@@ -927,16 +933,18 @@ impl PastForces {
 
     /// The residual deflection at each contact that the past forces hold,
     /// `Σ_d R_cd Σ_i past[i−1] F_d(n−i)`.
-    fn held(&self, past: &[f64], residual_compliance: &[f64], held: &mut [f64]) {
+    fn held(&mut self, past: &[f64], residual_compliance: &[f64], held: &mut [f64]) {
         let n = held.len();
         if !self.any() {
             held.iter_mut().for_each(|h| *h = 0.0);
             return;
         }
-        let convolved: Vec<f64> = (0..n).map(|d| self.convolved(past, d)).collect();
+        for d in 0..n {
+            self.convolved_scratch[d] = self.convolved(past, d);
+        }
         for (c, h) in held.iter_mut().enumerate() {
             *h = (0..n)
-                .map(|d| residual_compliance[c * n + d] * convolved[d])
+                .map(|d| residual_compliance[c * n + d] * self.convolved_scratch[d])
                 .sum();
         }
     }
