@@ -340,6 +340,24 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
     );
     assert!(!without.status.success());
     assert!(String::from_utf8_lossy(&without.stderr).contains("cannot be used with"));
+    // Modes set to rest must exist, and need a time.
+    let above = tessera(
+        &[
+            &args[..9],
+            &["--rest-modes-above", "30", "--rest-at", "1e-4"],
+        ]
+        .concat(),
+        dir.path(),
+    );
+    assert!(!above.status.success());
+    assert!(String::from_utf8_lossy(&above.stderr)
+        .contains("--rest-modes-above 30: the basis has 30 modes, none above the 30th"));
+    let untimed = tessera(
+        &[&args[..9], &["--rest-modes-above", "10"]].concat(),
+        dir.path(),
+    );
+    assert!(!untimed.status.success());
+    assert!(String::from_utf8_lossy(&untimed.stderr).contains("--rest-at <SECONDS>"));
 }
 
 /// `tessera fracture` on the 12×2 tile in 30 modes, the rest to follow.

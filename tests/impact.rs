@@ -975,6 +975,7 @@ fn a_ball_on_a_free_beam_follows_timoshenkos_modal_solution() {
         contacts: &[hertz],
         residual_compliance: &[],
         residual_tail: false,
+        modes_at_rest: None,
     }
     .integrate();
 

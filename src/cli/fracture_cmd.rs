@@ -11,7 +11,7 @@ use std::time::Instant;
 use tessera::cache_eviction::CacheEviction;
 use tessera::fracture::{
     BreakableBody, ContactPoint, Counters, FractureSettings, Fragment, ImpactOutcome, Impactor,
-    Pattern, StaticLoad,
+    ModesAtRest, Pattern, StaticLoad,
 };
 use tessera::mesh::{write_obj, write_vtk, CellField, MeshSpec, NodeField};
 use tessera::modal::{analyse, default_cache_dir, ModalCache};
@@ -79,6 +79,17 @@ pub struct Args {
     /// once (docs/fracture.md, the static correction)
     #[arg(long, conflicts_with = "no_static_correction")]
     pub residual_tail: bool,
+    /// Set the elastic modes above the N-th to rest during the event, at
+    /// `--rest-at`: what the modes above a basis of N carry from one
+    /// contact phase to the next, measured on a larger basis (a study, not
+    /// a simulation; docs/fracture.md)
+    #[arg(long, value_name = "N", requires = "rest_at", value_parser = super::at_least_one)]
+    pub rest_modes_above: Option<usize>,
+    /// When `--rest-modes-above` sets its modes to rest (s after the
+    /// event's start)
+    #[arg(long, value_name = "SECONDS", requires = "rest_modes_above",
+          value_parser = super::non_negative_seconds)]
+    pub rest_at: Option<f64>,
     /// Start every crack of an event in the intact body's stress (Glondu
     /// 2012 Alg. 3), without the relief of the cracks before it, for
     /// comparison.
@@ -282,6 +293,12 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             )
         })
         .transpose()?;
+    if let Some(above) = args.rest_modes_above.filter(|&n| n >= args.modes) {
+        bail!(
+            "--rest-modes-above {above}: the basis has {} modes, none above the {above}th",
+            args.modes
+        );
+    }
     let library = material_library(cli)?;
     let material = library.get(&args.body.material)?.clone();
     let rankine_threshold_pa = material.rankine_threshold_pa;
@@ -302,6 +319,10 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         static_correction: !args.no_static_correction,
         second_order_correction: args.second_order_correction,
         residual_tail: args.residual_tail,
+        modes_at_rest: args
+            .rest_modes_above
+            .zip(args.rest_at)
+            .map(|(first_mode, time_s)| ModesAtRest { first_mode, time_s }),
         crack_shielding: !args.no_crack_shielding,
         crack_plane_energy: args.crack_plane_energy,
         exact_peak_stress: !args.no_exact_peak,

@@ -201,6 +201,17 @@ fn session_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A time of zero or more seconds, up to a week (`fracture --rest-at`).
+fn non_negative_seconds(text: &str) -> Result<f64, String> {
+    let value: f64 = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
+    let max = tessera::limits::MAX_SESSION_S;
+    if (0.0..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is outside [0, {max}] s (one week)"))
+    }
+}
+
 /// A count of at least 1 (`--modes`).
 fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {

@@ -239,6 +239,35 @@ pub struct ContactModel<'a> {
     /// retained spectrum (the `residual_tail` module: `R` spread over time
     /// by the kernel `ω_c (π/2 − Si(ω_c t))`) instead of at once.
     pub residual_tail: bool,
+    /// Modes set to rest during the event, for studies of what they carry
+    /// from one contact phase to the next; `None` in a simulation.
+    pub modes_at_rest: Option<ModesAtRest>,
+}
+
+/// Elastic modes set to rest once during an impact: their displacement
+/// and velocity zeroed where the integration first reaches `time_s`, at
+/// the end of a step or a flight (the tape's replay does the same there).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModesAtRest {
+    /// The first mode set to rest (0-based, in the basis's order, by
+    /// frequency); it and all above it.
+    pub first_mode: usize,
+    /// When, from the event's start (s).
+    pub time_s: f64,
+}
+
+impl ModesAtRest {
+    /// Sets the modes to rest if `t_s` has reached the time and they are
+    /// not at rest yet (`done`).
+    fn apply(self, elastic: &mut [ModalState], t_s: f64, done: &mut bool) {
+        if *done || t_s < self.time_s {
+            return;
+        }
+        for state in elastic.iter_mut().skip(self.first_mode) {
+            *state = ModalState::default();
+        }
+        *done = true;
+    }
 }
 
 /// Exact one-step propagation of a mode under a constant force:
@@ -371,6 +400,7 @@ impl ContactModel<'_> {
         let no_forces = vec![0.0; n];
         let mut forces = tape.forces.chunks_exact(n);
         let (mut step, mut sampled) = (0usize, 0usize);
+        let mut at_rest = false;
         for segment in &tape.segments {
             if sampled >= count {
                 return;
@@ -394,6 +424,9 @@ impl ContactModel<'_> {
                         *s = p.apply(*s, 0.0);
                     }
                     step = step.saturating_add(jump);
+                    if let Some(rest) = self.modes_at_rest {
+                        rest.apply(&mut states, step as f64 * dt, &mut at_rest);
+                    }
                 }
                 Segment::Contact { steps } => {
                     for force in forces.by_ref().take(steps) {
@@ -419,6 +452,9 @@ impl ContactModel<'_> {
                         }
                         step += 1;
                         let t = step as f64 * dt;
+                        if let Some(rest) = self.modes_at_rest {
+                            rest.apply(&mut states, t, &mut at_rest);
+                        }
                         if t >= (sampled + 1) as f64 * every_s - 0.5 * dt {
                             record(sampled, &states, force);
                             sampled += 1;
@@ -557,6 +593,7 @@ impl ContactModel<'_> {
         };
         let mut in_contact = false;
         let mut first_phase_over = false;
+        let mut at_rest = false;
         let mut last_separation_s = 0.0;
         // Time in steps of dt; a flight between contacts is one jump.
         let mut step = 0usize;
@@ -591,6 +628,10 @@ impl ContactModel<'_> {
                         states[j] = over[j].apply(states[j], 0.0);
                     }
                     past_forces.skip(jump);
+                    if let Some(rest) = self.modes_at_rest {
+                        let t = step.saturating_add(jump) as f64 * dt;
+                        rest.apply(&mut states[..m], t, &mut at_rest);
+                    }
                     for c in 0..n {
                         x[c] += v[c] * jump as f64 * dt;
                         let w = deflection(c, &states);
@@ -654,6 +695,9 @@ impl ContactModel<'_> {
             }
             step += 1;
             let t = step as f64 * dt;
+            if let Some(rest) = self.modes_at_rest {
+                rest.apply(&mut states[..m], t, &mut at_rest);
+            }
             history.impulse_n_s += total * dt;
             history.peak_force_n = history.peak_force_n.max(total);
             if !first_phase_over {
@@ -1078,6 +1122,7 @@ mod tests {
             contacts,
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         }
     }
 
@@ -1093,6 +1138,7 @@ mod tests {
             contacts: &[contact],
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         };
         let (history, phases, _) = model.integrate_per_contact();
         (history, phases)
@@ -1154,6 +1200,7 @@ mod tests {
             contacts: &[contact],
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         };
         let (history, phases, _) = model.integrate_per_contact();
         let p = phases[0];
@@ -1176,6 +1223,7 @@ mod tests {
             contacts: &[contact],
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         };
         let history = model.integrate();
         let span_s = history.steps as f64 * history.time_step_s;
@@ -1249,6 +1297,7 @@ mod tests {
             contacts: &[contact],
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         };
         let (history, _, tape) = model.integrate_per_contact();
         let mut last = Vec::new();
@@ -1295,6 +1344,7 @@ mod tests {
             contacts: &[steel_ball(2.0)],
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         };
         let (history, _, tape) = model.integrate_per_contact();
         assert_eq!(history.end, ContactEnd::Separated);
@@ -1352,6 +1402,7 @@ mod tests {
             contacts: &[steel_ball(1.0)],
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         };
         let dt = 1e-6;
         let mut tape = ContactTape {
@@ -1387,6 +1438,49 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Modes set to rest mid-event (`ModesAtRest`): the tape's replay sets
+    /// them to rest where the integration did and ends on its bits; the
+    /// contacts after it meet a body without their vibration; a time past
+    /// the event changes nothing.
+    #[test]
+    fn modes_set_to_rest_are_replayed_where_the_integration_rested_them() {
+        let modes = [
+            ModeDynamics::new((2.0 * std::f64::consts::PI * 300.0f64).powi(2), 0.0, 0.0),
+            ModeDynamics::new(3e9, 1e-7, 0.0),
+            ModeDynamics::new(8e9, 0.0, 0.0),
+        ];
+        let contacts = [steel_ball(2.0)];
+        let model = |modes_at_rest| ContactModel {
+            modes: &modes,
+            gains: &[4.0, 1.5, 0.7],
+            rigid_gains: &[0.9],
+            contacts: &contacts,
+            residual_compliance: &[],
+            residual_tail: false,
+            modes_at_rest,
+        };
+        let free = model(None).integrate();
+        assert!(free.phases > 1, "{free:?}");
+        let never = ModesAtRest {
+            first_mode: 0,
+            time_s: 2.0 * free.duration_s,
+        };
+        assert_eq!(model(Some(never)).integrate(), free);
+        let rest = ModesAtRest {
+            first_mode: 1,
+            time_s: 0.5 * free.duration_s,
+        };
+        let rested = model(Some(rest));
+        let (history, _, tape) = rested.integrate_per_contact();
+        assert_ne!(history, free);
+        let steps = tape_steps(&tape);
+        let mut last = Vec::new();
+        rested.sample_tape(&tape, steps as f64 * tape.time_step_s, 1, &mut |_, s, _| {
+            last = bits(s)
+        });
+        assert_eq!(last, bits(&tape.end_states));
     }
 
     fn tape_steps(tape: &ContactTape) -> usize {
@@ -1610,6 +1704,7 @@ mod tests {
             contacts: &contacts,
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         };
         // Far softer than the Hertz springs at the forces reached.
         let r = 1e-4;
@@ -1673,6 +1768,7 @@ mod tests {
             contacts: &[contact],
             residual_compliance: &[compliance_m_n],
             residual_tail: false,
+            modes_at_rest: None,
         };
         let history = model.integrate();
         let (k, m, v) = (
@@ -1734,6 +1830,7 @@ mod tests {
                 contacts: &contacts,
                 residual_compliance: &[residual],
                 residual_tail,
+                modes_at_rest: None,
             };
             model.integrate().first_phase_peak_force_n
         };

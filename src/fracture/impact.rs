@@ -3,7 +3,9 @@
 
 use super::contact::{chord_weights, contact_patch, face_patches};
 use super::energy::{EnergyLedger, EnergyTables, StrainEnergy};
-use super::hertz::{ContactEnd, ContactHistory, ContactModel, HertzContact, PhaseImpulses};
+use super::hertz::{
+    ContactEnd, ContactHistory, ContactModel, HertzContact, ModesAtRest, PhaseImpulses,
+};
 use super::impact_stress::ResidualField;
 use super::initiation::{element_stress, point_stress, screen, Screening, StressPart};
 use super::propagate::{propagate_deferred, Crack, CrackScratch, EnergyBalance};
@@ -183,6 +185,10 @@ pub struct FractureSettings {
     /// retained spectrum (the `residual_tail` module) instead of at once.
     /// Needs `static_correction`.
     pub residual_tail: bool,
+    /// Set modes to rest during each impact (`None` in a simulation): a
+    /// study of what the modes above a basis carry from one contact phase
+    /// to the next (docs/fracture.md, the static correction).
+    pub modes_at_rest: Option<ModesAtRest>,
     /// Relieve the tension normal to each crack of an event around it
     /// before the next crack starts (`shielding.rs`: Westergaard's
     /// field of a through crack); off, every crack of an event starts in
@@ -213,6 +219,7 @@ impl Default for FractureSettings {
             static_correction: true,
             second_order_correction: false,
             residual_tail: false,
+            modes_at_rest: None,
             crack_shielding: true,
             crack_plane_energy: false,
         }
@@ -631,6 +638,7 @@ impl BreakableBody {
             contacts: &hertz,
             residual_compliance: &residual_compliance,
             residual_tail: settings.residual_tail,
+            modes_at_rest: settings.modes_at_rest,
         };
         let (history, impulses, tape) = model.integrate_per_contact();
         // Impulse response amplitude per mode, |Σ_c J_c g_cj| / ω_j, with
@@ -745,6 +753,7 @@ impl BreakableBody {
             contacts: &hertz,
             residual_compliance: &[],
             residual_tail: false,
+            modes_at_rest: None,
         };
         let (history, impulses, _) = model.integrate_per_contact();
         (history.end == ContactEnd::Separated).then(|| self.exchanged_impulses(contacts, &impulses))

@@ -31,7 +31,7 @@ pub use energy::{EnergyLedger, EnergyTables, PendingDensities, StrainEnergy};
 pub use flexure::{FlexureError, FlexureField, RingOnRing, ThreePointBending};
 pub use fragments::{fragments, Fragment};
 pub use hertz::{
-    rigid_gains, ContactEnd, ContactHistory, ContactModel, HertzContact, PhaseImpulses,
+    rigid_gains, ContactEnd, ContactHistory, ContactModel, HertzContact, ModesAtRest, PhaseImpulses,
 };
 pub use impact::{ContactPoint, Counters, FractureSettings, ImpactOutcome, Impactor, StaticLoad};
 pub use impact_stress::{ImpactStress, StressField};
