@@ -312,52 +312,28 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
         fragments.len()
     );
 
-    let bad = tessera(
-        &[
-            "fracture",
-            "--mesh",
-            "tile:0.15,0.006:4,1",
-            "--material",
-            "ceramic-tile",
-            "--impact",
-            "0,0:0,0,-1:1",
-        ],
-        dir.path(),
+    let refused = |extra: &[&str], message: &str| {
+        let out = tessera(&[&args[..9], extra].concat(), dir.path());
+        assert!(!out.status.success(), "{extra:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{extra:?}: {stderr}");
+    };
+    refused(&["--impact", "0,0:0,0,-1:1"], "the point needs 3 numbers");
+    refused(
+        &["--cracks-per-sample", "0"],
+        "invalid value '0' for '--cracks-per-sample",
     );
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("the point needs 3 numbers"));
-    let none = tessera(
-        &[&args[..9], &["--cracks-per-sample", "0"]].concat(),
-        dir.path(),
-    );
-    assert!(!none.status.success());
-    assert!(String::from_utf8_lossy(&none.stderr)
-        .contains("invalid value '0' for '--cracks-per-sample"));
     // The continuum of the modes left out is part of the static correction.
-    let without = tessera(
-        &[&args[..9], &["--residual-tail", "--no-static-correction"]].concat(),
-        dir.path(),
+    refused(
+        &["--residual-tail", "--no-static-correction"],
+        "cannot be used with",
     );
-    assert!(!without.status.success());
-    assert!(String::from_utf8_lossy(&without.stderr).contains("cannot be used with"));
     // Modes set to rest must exist, and need a time.
-    let above = tessera(
-        &[
-            &args[..9],
-            &["--rest-modes-above", "30", "--rest-at", "1e-4"],
-        ]
-        .concat(),
-        dir.path(),
+    refused(
+        &["--rest-modes-above", "30", "--rest-at", "1e-4"],
+        "--rest-modes-above 30: the basis has 30 modes, none above the 30th",
     );
-    assert!(!above.status.success());
-    assert!(String::from_utf8_lossy(&above.stderr)
-        .contains("--rest-modes-above 30: the basis has 30 modes, none above the 30th"));
-    let untimed = tessera(
-        &[&args[..9], &["--rest-modes-above", "10"]].concat(),
-        dir.path(),
-    );
-    assert!(!untimed.status.success());
-    assert!(String::from_utf8_lossy(&untimed.stderr).contains("--rest-at <SECONDS>"));
+    refused(&["--rest-modes-above", "10"], "--rest-at <SECONDS>");
 }
 
 /// `tessera fracture` on the 12×2 tile in 30 modes, the rest to follow.
