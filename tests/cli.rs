@@ -331,7 +331,7 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
     // Modes set to rest must exist, and need a time.
     refused(
         &["--rest-modes-above", "30", "--rest-at", "1e-4"],
-        "--rest-modes-above 30: the basis has 30 modes, none above the 30th",
+        "--rest-modes-above 30: the basis has 30 modes, none above mode 30",
     );
     refused(&["--rest-modes-above", "10"], "--rest-at <SECONDS>");
 }

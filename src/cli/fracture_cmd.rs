@@ -295,7 +295,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         .transpose()?;
     if let Some(above) = args.rest_modes_above.filter(|&n| n >= args.modes) {
         bail!(
-            "--rest-modes-above {above}: the basis has {} modes, none above the {above}th",
+            "--rest-modes-above {above}: the basis has {} modes, none above mode {above}",
             args.modes
         );
     }
