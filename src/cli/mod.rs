@@ -192,23 +192,24 @@ impl Stop {
 
 /// `--seconds` of a session: a number in (0, one week].
 fn session_seconds(text: &str) -> Result<f64, String> {
-    let value: f64 = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
-    let max = tessera::limits::MAX_SESSION_S;
-    if value > 0.0 && value <= max {
-        Ok(value)
-    } else {
-        Err(format!("{value} is outside (0, {max}] s (one week)"))
-    }
+    seconds_within_a_week(text, false)
 }
 
 /// A time of zero or more seconds, up to a week (`fracture --rest-at`).
 fn non_negative_seconds(text: &str) -> Result<f64, String> {
+    seconds_within_a_week(text, true)
+}
+
+/// Seconds up to a week, above zero or from it (`zero_allowed`).
+fn seconds_within_a_week(text: &str, zero_allowed: bool) -> Result<f64, String> {
     let value: f64 = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
     let max = tessera::limits::MAX_SESSION_S;
-    if (0.0..=max).contains(&value) {
+    let above_lowest = value > 0.0 || (zero_allowed && value == 0.0);
+    if above_lowest && value <= max {
         Ok(value)
     } else {
-        Err(format!("{value} is outside [0, {max}] s (one week)"))
+        let open = if zero_allowed { '[' } else { '(' };
+        Err(format!("{value} is outside {open}0, {max}] s (one week)"))
     }
 }
 

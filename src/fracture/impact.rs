@@ -907,7 +907,7 @@ impl BreakableBody {
                 ..EventStrength::default()
             };
         }
-        let time_to_peak_s = sample_interval_s.map(|dt| dt * (screening.peak_sample + 1) as f64);
+        let time_to_peak_s = screening.peak_time_s(sample_interval_s);
         let table = self.basis.stress();
         let voigt: Vec<[f64; 6]> = if strength.weibull.is_some() {
             (0..table.point_count())
@@ -1150,12 +1150,10 @@ impl BreakableBody {
             contact_impulses_n_s: Vec::new(),
             steps,
             peak_stress_pa: screening.peak_stress_pa,
-            peak_stress_time_s: match sample_interval_s {
-                Some(dt) if screening.peak_stress_pa > 0.0 => {
-                    dt * (screening.peak_sample + 1) as f64
-                }
-                _ => 0.0,
-            },
+            peak_stress_time_s: screening
+                .peak_time_s(sample_interval_s)
+                .filter(|_| screening.peak_stress_pa > 0.0)
+                .unwrap_or(0.0),
             strength,
             points_evaluated: (screening.groups_evaluated * GROUP_POINTS)
                 .min(basis.stress().point_count()),

@@ -234,6 +234,13 @@ pub(crate) fn screen(parts: &[StressPart], threshold_pa: f64, exact_peak: bool) 
 }
 
 impl Screening {
+    /// When the peak was read (s from the contact's start), for samples
+    /// every `sample_interval_s` from the first at one interval; `None`
+    /// for a held load.
+    pub(super) fn peak_time_s(&self, sample_interval_s: Option<f64>) -> Option<f64> {
+        sample_interval_s.map(|dt| dt * (self.peak_sample + 1) as f64)
+    }
+
     /// Takes `peak_pa` at `sample` as the peak if it is higher, or as high
     /// and earlier (so the peak's sample does not depend on the order in
     /// which groups are recorded).
