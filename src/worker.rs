@@ -1,7 +1,9 @@
-//! One background thread running jobs in submission order: the shape of
-//! both the modal-analysis worker ([`crate::fracture::BasisWorker`]) and
-//! the deferred fracture checks ([`crate::world::FractureWorker`]).
+//! One background thread running jobs in submission order, urgent ones
+//! first: the shape of both the modal-analysis worker
+//! ([`crate::fracture::BasisWorker`]) and the deferred fracture checks
+//! ([`crate::world::FractureWorker`]).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
@@ -25,10 +27,23 @@ enum Message<J> {
 }
 
 impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
-    /// Starts the thread `name`, which runs `run` on each job.
+    /// Starts the thread `name`, which runs `run` on each job in
+    /// submission order.
     pub(crate) fn spawn(
         name: &str,
+        run: impl FnMut(J) -> R + Send + 'static,
+    ) -> std::io::Result<Self> {
+        Self::spawn_prioritised(name, run, |_: &J| false)
+    }
+
+    /// Starts the thread `name`, which runs `run` on each job: of the jobs
+    /// queued when it takes the next, the first `urgent` one, else the
+    /// first. Values to discard are dropped as they are taken from the
+    /// channel, before the next job.
+    pub(crate) fn spawn_prioritised(
+        name: &str,
         mut run: impl FnMut(J) -> R + Send + 'static,
+        urgent: impl Fn(&J) -> bool + Send + 'static,
     ) -> std::io::Result<Self> {
         let (job_sender, jobs) = channel::<Message<J>>();
         let (result_sender, results) = channel();
@@ -37,17 +52,32 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
         let thread = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
-                for message in jobs {
+                let mut queued = VecDeque::new();
+                let take = |message: Message<J>, queued: &mut VecDeque<J>| match message {
+                    Message::Run(job) => queued.push_back(job),
+                    Message::Discard(value) => drop(value),
+                };
+                loop {
+                    if queued.is_empty() {
+                        // Nothing to run: wait for the next message, or end
+                        // once the sender is dropped.
+                        match jobs.recv() {
+                            Ok(message) => take(message, &mut queued),
+                            Err(_) => break,
+                        }
+                    }
+                    for message in jobs.try_iter() {
+                        take(message, &mut queued);
+                    }
                     if stopped.load(Ordering::Relaxed) {
                         break;
                     }
-                    match message {
-                        Message::Run(job) => {
-                            if result_sender.send(run(job)).is_err() {
-                                break;
-                            }
-                        }
-                        Message::Discard(value) => drop(value),
+                    let next = queued.iter().position(&urgent).unwrap_or(0);
+                    let Some(job) = queued.remove(next) else {
+                        continue;
+                    };
+                    if result_sender.send(run(job)).is_err() {
+                        break;
                     }
                 }
             })?;
@@ -143,5 +173,37 @@ mod tests {
             dropped_on.lock().unwrap().as_deref(),
             Some("tessera-test-worker")
         );
+    }
+
+    #[test]
+    fn an_urgent_job_runs_before_the_jobs_queued_ahead_of_it() {
+        use std::sync::mpsc::channel;
+        let (started, job_in_hand) = channel();
+        let (release, gate) = channel::<()>();
+        let gate = Mutex::new(gate);
+        let worker = Worker::spawn_prioritised(
+            "tessera-test-worker",
+            move |x: u32| {
+                if x == 1 {
+                    started.send(()).unwrap();
+                    gate.lock().unwrap().recv().unwrap();
+                }
+                x
+            },
+            |&x: &u32| x >= 10,
+        )
+        .expect("a thread");
+        worker.submit(1).expect("the thread runs");
+        job_in_hand.recv_timeout(Duration::from_secs(10)).unwrap();
+        for x in [2, 3, 10, 4, 11] {
+            worker.submit(x).expect("the thread runs");
+        }
+        release.send(()).unwrap();
+        let order: Vec<u32> = (0..6)
+            .map(|_| worker.wait(Duration::from_secs(10)).expect("a result"))
+            .collect();
+        // The job in hand finishes; then the urgent ones in their order,
+        // then the others in theirs.
+        assert_eq!(order, [1, 10, 11, 2, 3, 4]);
     }
 }

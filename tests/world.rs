@@ -7,8 +7,8 @@ use tessera::config::{MaterialLibrary, Scene};
 use tessera::fracture::{BasisWorker, BreakableBody, StaticLoad};
 use tessera::modal::{analyse, EigenSettings};
 use tessera::world::{
-    drop_run, place_above, Adoption, BodyId, Counters, FractureEvent, FractureWorker, SceneAssets,
-    StepInputs, World,
+    drop_run, place_above, Adoption, BodyContact, BodyId, Counters, FractureEvent, FractureWorker,
+    SceneAssets, StepInputs, World,
 };
 
 mod common;
@@ -1206,4 +1206,140 @@ fn haptic_table_errors_name_the_field() {
     assert!(err.contains("s_fact") && err.contains("sim-arm"), "{err}");
     let err = with("proxy = \"ball\"\nspeed = 1").unwrap_err();
     assert!(err.contains("speed"), "{err}");
+}
+
+/// Three small porcelain plates on a shelf, a ball beside them.
+const THREE_PLATES: &str = r#"
+[world]
+z_fact = 0.1
+time_step_s = 0.001
+modes = 20
+
+[[body]]
+name = "shelf"
+kind = "static"
+shape = { type = "box", size_m = [1.0, 0.3, 0.02] }
+material = "wood"
+position_m = [0.0, 0.0, 0.99]
+
+[[body]]
+name = "plate"
+kind = "dynamic"
+shape = { type = "tet-mesh", mesh = "plate:0.1,0.005:8,2" }
+material = "porcelain"
+position_m = [-0.25, 0.0, 1.0]
+array = { count = 3, columns = [3, 1], spacing_m = [0.25, 0.0, 0.0] }
+
+[[body]]
+name = "ball"
+kind = "dynamic"
+shape = { type = "sphere", radius_m = 0.0125 }
+material = "steel"
+mass_kg = 0.110
+position_m = [0.0, 0.25, 1.1]
+"#;
+
+/// The three plates of [`THREE_PLATES`] settled on their shelf (checked
+/// inline), then a world deferring its checks to a worker whose only
+/// thread waits for the returned sender before it takes the first; the
+/// plates and the ball.
+fn three_plates_deferring() -> (World, [BodyId; 3], BodyId, std::sync::mpsc::Sender<()>) {
+    let scene = parse(THREE_PLATES).unwrap();
+    let assets = assets_of(&scene).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+    let plates = ["plate#0", "plate#1", "plate#2"].map(|name| world.find(name).unwrap());
+    let ball = world.find("ball").unwrap();
+    for _ in 0..50 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    pool.spawn(move || {
+        let _ = held.recv();
+    });
+    world.defer_fractures(FractureWorker::spawn(pool).unwrap());
+    (world, plates, ball, release)
+}
+
+/// A strike of the ball at 2 m/s on the top of `plate`'s centre, as the
+/// haptic sub-world reports its contacts.
+fn strike_on(world: &World, plate: BodyId, ball: BodyId) -> BodyContact {
+    let centre = world.pose(plate).unwrap().translation.vector;
+    BodyContact {
+        body: plate,
+        other: Some(ball),
+        point_m: (centre + Vector3::new(0.0, 0.0, 0.005)).into(),
+        normal: Vector3::new(0.0, 0.0, -1.0),
+        impulse_n_s: 0.3,
+        approach_speed_m_s: 2.0,
+        gap_m: 0.0,
+    }
+}
+
+/// Steps `world` (the worker released) until its checks are back; the
+/// bodies of the impact checks in the order they came back, each once.
+fn impacts_in_order(world: &mut World) -> Vec<BodyId> {
+    let mut order = Vec::new();
+    for _ in 0..20_000 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        for impact in world.last_impacts() {
+            if !order.contains(&impact.body) {
+                order.push(impact.body);
+            }
+        }
+        if world.deferred_checks() == 0 && order.len() == 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    order
+}
+
+#[test]
+fn a_check_of_a_body_in_the_sub_world_goes_before_those_queued_ahead_of_it() {
+    let (mut world, [first, queued, felt], ball, release) = three_plates_deferring();
+    for (plate, members) in [(first, &[][..]), (queued, &[]), (felt, &[felt])] {
+        let strike = [strike_on(&world, plate, ball)];
+        let inputs = StepInputs {
+            external_contacts: &strike,
+            sub_world_members: members,
+        };
+        world.step(&inputs, threads(), &mut Counters::default());
+    }
+    assert_eq!(world.deferred_checks(), 3, "every check is out");
+    release.send(()).unwrap();
+    // The first may be in hand before the others are queued, or not.
+    let order = impacts_in_order(&mut world);
+    let at = |plate| order.iter().position(|&b| b == plate).unwrap();
+    assert!(at(felt) < at(queued), "{order:?}");
+    assert!(at(first) < at(queued), "{order:?}");
+}
+
+#[test]
+fn an_impact_felt_while_its_body_is_queued_takes_its_body_check_first() {
+    let (mut world, [first, queued, waited_for], ball, release) = three_plates_deferring();
+    for (plate, members) in [
+        (first, &[][..]),
+        (queued, &[]),
+        (waited_for, &[]),
+        // The person strikes the last plate, whose check is queued: the
+        // strike waits for that check, which goes first.
+        (waited_for, &[waited_for]),
+    ] {
+        let strike = [strike_on(&world, plate, ball)];
+        let inputs = StepInputs {
+            external_contacts: &strike,
+            sub_world_members: members,
+        };
+        world.step(&inputs, threads(), &mut Counters::default());
+    }
+    assert_eq!(world.deferred_checks(), 3, "the felt strike waits");
+    release.send(()).unwrap();
+    let order = impacts_in_order(&mut world);
+    let at = |plate| order.iter().position(|&b| b == plate).unwrap();
+    assert!(at(waited_for) < at(queued), "{order:?}");
+    assert!(at(first) < at(queued), "{order:?}");
 }

@@ -17,6 +17,7 @@ use rapier3d::dynamics::MassProperties;
 use rapier3d::geometry::ColliderBuilder;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -294,7 +295,8 @@ impl World {
                 self.apply_rigid_impulses(&mut contacts, &mut deferred, inputs.sub_world_members);
             let mut out = Vec::new();
             for ((plan, waits), exchange) in deferred.into_iter().zip(exchanges) {
-                let check = self.deferred_check(plan, &contacts, exchange);
+                let check =
+                    self.deferred_check(plan, &contacts, exchange, inputs.sub_world_members);
                 if waits {
                     self.wait_for_check(check);
                 } else {
@@ -367,14 +369,19 @@ impl World {
 
     /// The deferred form of `plan`, planned at this step from the step's
     /// `contacts`: with its own contacts; its fracture body is copied as
-    /// it goes out (`submit_deferred`).
+    /// it goes out (`submit_deferred`). It is felt if its body is one of
+    /// the haptic sub-world's `sub_world_members` (ascending).
     fn deferred_check(
         &self,
         mut plan: CheckPlan,
         contacts: &[BodyContact],
         exchange: Option<RigidExchange>,
+        sub_world_members: &[BodyId],
     ) -> DeferredCheck {
         let id = plan.id;
+        let felt = Arc::new(AtomicBool::new(
+            sub_world_members.binary_search(&id).is_ok(),
+        ));
         let own = contacts[plan.contacts.clone()].to_vec();
         plan.contacts = 0..own.len();
         DeferredCheck {
@@ -385,6 +392,7 @@ impl World {
             exchange,
             time_s: self.time_s,
             step: self.steps,
+            felt,
             result: None,
         }
     }
@@ -467,6 +475,7 @@ impl World {
                 time_s,
                 step,
                 result,
+                ..
             } = check;
             let (Some(result), Some(breakable)) = (
                 result,

@@ -20,7 +20,10 @@
 //! out, the body takes no other: a held-load check is skipped (held loads
 //! are checked again), and an impact waits, the strongest if several, and
 //! goes out with the body as the check leaves it, unless that check split
-//! it.
+//! it. Checks of the bodies in the haptic sub-world, which the person
+//! holding the device waits to feel, go before those of other bodies
+//! queued ahead of them, and so does a check that such a body's impact
+//! waits for.
 //!
 //! The checks compute what they would inline, from the same contacts and
 //! the same fracture state; what differs is when their result enters the
@@ -33,6 +36,8 @@ use super::contacts::{BodyContact, Kinematics};
 use super::{BodyId, World};
 use crate::fracture::{BreakableBody, FractureSettings};
 use crate::worker::Worker;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// One body's check handed to the worker: its plan and a copy of its
 /// fracture body, and what the world needs to finish it on return.
@@ -54,8 +59,23 @@ pub(super) struct DeferredCheck {
     /// World time and step of the check.
     pub time_s: f64,
     pub step: u64,
+    /// Whether the person holding the device waits for this check, so that
+    /// it goes before the checks queued (`FractureWorker`): set as it is
+    /// planned for a body in the haptic sub-world, and later if an impact
+    /// of a body in the sub-world waits for it (`World::wait_for_check`).
+    /// A body's first checks as a fragment are planned before it joins
+    /// the sub-world; the hand's strike on it then waits for them.
+    pub felt: Arc<AtomicBool>,
     /// Filled by the worker.
     pub result: Option<CheckResult>,
+}
+
+impl DeferredCheck {
+    /// Whether the person holding the device waits for it
+    /// ([`Self::felt`]).
+    pub(super) fn is_felt(&self) -> bool {
+        self.felt.load(Ordering::Relaxed)
+    }
 }
 
 /// The checks of one step: run together, in parallel, as inline.
@@ -68,8 +88,15 @@ pub(super) struct DeferredBatch {
     pub own_basis_min_tets: Option<usize>,
 }
 
-/// One background thread running the checks of deferred steps in order,
-/// each step's checks in parallel on its own pool.
+/// One background thread running the checks of deferred steps, each
+/// batch's checks in parallel on its own pool: in submission order, but
+/// a batch with a check the person holding the device waits for (of a
+/// body in the haptic sub-world, `DeferredCheck::felt`) before the
+/// batches queued ahead of it. In a scene of many breakable bodies the
+/// checks of bodies landing and bouncing elsewhere would otherwise delay
+/// the break the person feels by as many checks as are queued. Batches
+/// may thus finish out of order: a body has one check out at a time, and
+/// each result enters the world as it comes back.
 ///
 /// Its pool runs at ordinary priority: under `--realtime` the simulation
 /// thread (SCHED_FIFO) takes the CPU from it whenever it has a step to
@@ -83,7 +110,7 @@ pub struct FractureWorker {
 impl FractureWorker {
     /// Starts the thread; each batch's checks run on `threads`.
     pub fn spawn(threads: rayon::ThreadPool) -> std::io::Result<Self> {
-        let worker = Worker::spawn(
+        let worker = Worker::spawn_prioritised(
             "tessera-fracture-deferred",
             move |mut batch: DeferredBatch| {
                 let (settings, min_tets) = (batch.settings, batch.own_basis_min_tets);
@@ -106,6 +133,7 @@ impl FractureWorker {
                 });
                 batch
             },
+            |batch: &DeferredBatch| batch.checks.iter().any(DeferredCheck::is_felt),
         )?;
         Ok(Self { worker })
     }
@@ -114,8 +142,8 @@ impl FractureWorker {
 /// A world's deferred checks: the worker and the bodies it has out.
 pub(super) struct Deferred {
     worker: FractureWorker,
-    /// Bodies whose check is out, in submission order.
-    out: Vec<BodyId>,
+    /// Bodies whose check is out, in submission order, with its `felt`.
+    out: Vec<(BodyId, Arc<AtomicBool>)>,
     /// Impact checks of bodies whose check was out at the impact, at most
     /// one per body (their `body` is replaced when they go out).
     waiting: Vec<DeferredCheck>,
@@ -153,12 +181,18 @@ impl World {
 
     /// Keeps the impact check `check` of a body whose check is out, in
     /// place of a weaker one kept before (by the normal impulse of the
-    /// contacts it uses).
+    /// contacts it uses). If the person holding the device waits for it,
+    /// they wait for the check out too, which is then felt.
     pub(super) fn wait_for_check(&mut self, check: DeferredCheck) {
         let Some(deferred) = self.deferred.as_mut() else {
             return;
         };
         let id = check.plan.id;
+        if check.is_felt() {
+            for (_, felt) in deferred.out.iter().filter(|(out, _)| *out == id) {
+                felt.store(true, Ordering::Relaxed);
+            }
+        }
         match deferred.waiting.iter_mut().find(|w| w.plan.id == id) {
             Some(kept) if kept.plan.used_impulse_n_s >= check.plan.used_impulse_n_s => {}
             Some(kept) => *kept = check,
@@ -175,15 +209,31 @@ impl World {
 
     /// Hands a step's planned checks to the worker; each body keeps its
     /// fracture body (a copy goes out) and is marked as checked meanwhile.
+    /// The checks of bodies in the haptic sub-world go as a batch of their
+    /// own, which the worker runs first, the others as another.
     /// A check the worker cannot take (its thread ended) is dropped.
-    pub(super) fn submit_deferred(&mut self, mut checks: Vec<DeferredCheck>) {
+    pub(super) fn submit_deferred(&mut self, checks: Vec<DeferredCheck>) {
+        let (felt, others): (Vec<DeferredCheck>, Vec<DeferredCheck>) =
+            checks.into_iter().partition(DeferredCheck::is_felt);
+        for batch in [felt, others] {
+            if !batch.is_empty() {
+                self.submit_batch(batch);
+            }
+        }
+    }
+
+    /// [`Self::submit_deferred`] of one batch.
+    fn submit_batch(&mut self, mut checks: Vec<DeferredCheck>) {
         for check in &mut checks {
             check.body = self
                 .body(check.plan.id)
                 .and_then(|b| b.breakable.as_ref())
                 .map(|b| b.body.clone());
         }
-        let ids: Vec<BodyId> = checks.iter().map(|c| c.plan.id).collect();
+        let out: Vec<(BodyId, Arc<AtomicBool>)> = checks
+            .iter()
+            .map(|c| (c.plan.id, Arc::clone(&c.felt)))
+            .collect();
         let batch = DeferredBatch {
             checks,
             settings: self.fracture_settings,
@@ -196,7 +246,8 @@ impl World {
             tracing::warn!("the fracture thread ended; struck bodies are not checked");
             return;
         }
-        deferred.out.extend_from_slice(&ids);
+        let ids: Vec<BodyId> = out.iter().map(|(id, _)| *id).collect();
+        deferred.out.extend(out);
         for id in ids {
             if let Some(breakable) = self.breakable_mut(id) {
                 breakable.checking = true;
@@ -218,7 +269,7 @@ impl World {
             .collect();
         deferred
             .out
-            .retain(|id| !checks.iter().any(|c| c.plan.id == *id));
+            .retain(|(id, _)| !checks.iter().any(|c| c.plan.id == *id));
         for check in &checks {
             if let Some(breakable) = self.breakable_mut(check.plan.id) {
                 breakable.checking = false;
