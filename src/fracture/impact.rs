@@ -377,10 +377,13 @@ impl BreakableBody {
     /// A load on the same DOFs as a load of each of the body's last
     /// [`STAYING_CHECKS`] checks (a contact that stays: a support, a
     /// resting piece) is formed from the basis's kept unit shapes, solved
-    /// once per DOF ([`StaticCorrection::point_load_shapes`]); any other
-    /// load (a passing touch) is solved directly, one column instead of one
-    /// per DOF. The choice depends on the body's own checks only, so a
-    /// replay makes it as the session did.
+    /// once per DOF ([`StaticCorrection::point_load_shapes`]), if the unit
+    /// shapes of all such loads fit in what the basis keeps
+    /// ([`StaticCorrection::keeps_unit_shapes_of`]: not a face's pressure,
+    /// nor a large body's); any other load (a passing touch) is solved
+    /// directly, one column instead of one per DOF. The choice depends on
+    /// the body's own checks and its mesh only, so a replay makes it as
+    /// the session did.
     ///
     /// A fragment that still vibrates in its parent's modes (a body with a
     /// region) gets none: the parent's stiffness would carry its load
@@ -412,6 +415,12 @@ impl BreakableBody {
                         .all(|check| check.contains(dofs))
             })
             .collect();
+        let mut staying_dofs: Vec<usize> = (0..loads.len())
+            .filter(|&c| stays[c])
+            .flat_map(|c| load_dofs[c].iter().copied())
+            .collect();
+        staying_dofs.sort_unstable();
+        staying_dofs.dedup();
         if self.recent_load_dofs.len() == STAYING_CHECKS {
             self.recent_load_dofs.pop_front();
         }
@@ -423,7 +432,9 @@ impl BreakableBody {
         let eigenvalues = &self.basis.eigenvalues[..];
         let modes = self.basis.shapes.as_ref();
         let n = correction.dofs();
-        let (staying, new): (Vec<usize>, Vec<usize>) = (0..loads.len()).partition(|&c| stays[c]);
+        let keeps = correction.keeps_unit_shapes_of(staying_dofs.len());
+        let (staying, new): (Vec<usize>, Vec<usize>) =
+            (0..loads.len()).partition(|&c| keeps && stays[c]);
         let mut shapes = faer::Mat::<f64>::zeros(n, loads.len());
         if !staying.is_empty() {
             let kept: Vec<&[(usize, f64)]> = staying.iter().map(|&c| &loads[c][..]).collect();

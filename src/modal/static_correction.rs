@@ -160,6 +160,19 @@ impl StaticCorrection {
             + self.unit_shapes().bytes
     }
 
+    /// Whether the unit shapes of `dof_count` DOFs fit in what a
+    /// correction keeps (`UNIT_SHAPE_CACHE_BYTES`): only then does solving
+    /// them once ([`Self::point_load_shapes`]) pay for later checks, and
+    /// only then is what that call holds at once bounded. A load spread
+    /// over a face (a tile resting flat) has thousands of DOFs, whose unit
+    /// shapes would take minutes to solve and gigabytes to hold, where one
+    /// direct solve takes a column.
+    pub fn keeps_unit_shapes_of(&self, dof_count: usize) -> bool {
+        dof_count
+            .checked_mul(self.dofs() * std::mem::size_of::<f64>())
+            .is_some_and(|bytes| bytes <= UNIT_SHAPE_CACHE_BYTES)
+    }
+
     fn unit_shapes(&self) -> std::sync::MutexGuard<'_, UnitShapes> {
         // A panic while the cache is held leaves whole entries only.
         self.unit_shapes.lock().unwrap_or_else(|p| p.into_inner())
@@ -345,9 +358,12 @@ impl StaticCorrection {
     /// basis's own); other modes empty the kept shapes.
     ///
     /// Missing unit shapes are solved in parallel batches in the current
-    /// rayon pool. The result agrees with [`Self::residual_shapes`] of the
-    /// dense loads to the iteration's tolerance, and its bits do not depend
-    /// on which shapes were kept before.
+    /// rayon pool, and all of the loads' unit shapes are held at once:
+    /// callers keep the loads' distinct DOFs within
+    /// [`Self::keeps_unit_shapes_of`]. The result agrees with
+    /// [`Self::residual_shapes`] of the dense loads to the iteration's
+    /// tolerance, and its bits do not depend on which shapes were kept
+    /// before.
     pub fn point_load_shapes(
         &self,
         loads: &[impl AsRef<[(usize, f64)]>],
