@@ -789,18 +789,9 @@ fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
     for _ in 0..50 {
         step(&mut world);
     }
-    // The worker's only thread waits for `release` before it takes the
-    // first check, which is thus still out at the next step whatever the
+    // The first check is still out at the next step whatever the
     // machine's load.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    pool.spawn(move || {
-        let _ = held.recv();
-    });
-    world.defer_fractures(FractureWorker::spawn(pool).unwrap());
+    let release = defer_to_held_worker(&mut world);
     // A strike at 3 m/s (a 0.46 m drop, which does not break the tile).
     let strike = |world: &mut World| {
         place_above(world, ball, tile, 0.001);
@@ -1252,6 +1243,13 @@ fn three_plates_deferring() -> (World, [BodyId; 3], BodyId, std::sync::mpsc::Sen
     for _ in 0..50 {
         world.step(&StepInputs::default(), threads(), &mut Counters::default());
     }
+    let release = defer_to_held_worker(&mut world);
+    (world, plates, ball, release)
+}
+
+/// Makes `world` defer its checks to a worker whose only thread waits for
+/// the returned sender before it takes the first.
+fn defer_to_held_worker(world: &mut World) -> std::sync::mpsc::Sender<()> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -1261,7 +1259,7 @@ fn three_plates_deferring() -> (World, [BodyId; 3], BodyId, std::sync::mpsc::Sen
         let _ = held.recv();
     });
     world.defer_fractures(FractureWorker::spawn(pool).unwrap());
-    (world, plates, ball, release)
+    release
 }
 
 /// A strike of the ball at 2 m/s on the top of `plate`'s centre, as the
@@ -1298,48 +1296,56 @@ fn impacts_in_order(world: &mut World) -> Vec<BodyId> {
     order
 }
 
-#[test]
-fn a_check_of_a_body_in_the_sub_world_goes_before_those_queued_ahead_of_it() {
-    let (mut world, [first, queued, felt], ball, release) = three_plates_deferring();
-    for (plate, members) in [(first, &[][..]), (queued, &[]), (felt, &[felt])] {
+/// One step per strike of `strikes` (the plate, and the sub-world's
+/// members at that step), then the worker released; whether each plate of
+/// `before` (earlier, later) came back before the other.
+fn strikes_come_back_in_order(
+    strikes: impl Fn([BodyId; 3]) -> Vec<(BodyId, Vec<BodyId>)>,
+    out: usize,
+    before: impl Fn([BodyId; 3]) -> Vec<(BodyId, BodyId)>,
+) {
+    let (mut world, plates, ball, release) = three_plates_deferring();
+    for (plate, members) in strikes(plates) {
         let strike = [strike_on(&world, plate, ball)];
         let inputs = StepInputs {
             external_contacts: &strike,
-            sub_world_members: members,
+            sub_world_members: &members,
         };
         world.step(&inputs, threads(), &mut Counters::default());
     }
-    assert_eq!(world.deferred_checks(), 3, "every check is out");
+    assert_eq!(world.deferred_checks(), out, "checks out");
     release.send(()).unwrap();
-    // The first may be in hand before the others are queued, or not.
     let order = impacts_in_order(&mut world);
     let at = |plate| order.iter().position(|&b| b == plate).unwrap();
-    assert!(at(felt) < at(queued), "{order:?}");
-    assert!(at(first) < at(queued), "{order:?}");
+    for (earlier, later) in before(plates) {
+        assert!(at(earlier) < at(later), "{order:?}");
+    }
+}
+
+#[test]
+fn a_check_of_a_body_in_the_sub_world_goes_before_those_queued_ahead_of_it() {
+    // The first may be in hand before the others are queued, or not.
+    strikes_come_back_in_order(
+        |[first, queued, felt]| vec![(first, vec![]), (queued, vec![]), (felt, vec![felt])],
+        3,
+        |[first, queued, felt]| vec![(felt, queued), (first, queued)],
+    );
 }
 
 #[test]
 fn an_impact_felt_while_its_body_is_queued_takes_its_body_check_first() {
-    let (mut world, [first, queued, waited_for], ball, release) = three_plates_deferring();
-    for (plate, members) in [
-        (first, &[][..]),
-        (queued, &[]),
-        (waited_for, &[]),
-        // The person strikes the last plate, whose check is queued: the
-        // strike waits for that check, which goes first.
-        (waited_for, &[waited_for]),
-    ] {
-        let strike = [strike_on(&world, plate, ball)];
-        let inputs = StepInputs {
-            external_contacts: &strike,
-            sub_world_members: members,
-        };
-        world.step(&inputs, threads(), &mut Counters::default());
-    }
-    assert_eq!(world.deferred_checks(), 3, "the felt strike waits");
-    release.send(()).unwrap();
-    let order = impacts_in_order(&mut world);
-    let at = |plate| order.iter().position(|&b| b == plate).unwrap();
-    assert!(at(waited_for) < at(queued), "{order:?}");
-    assert!(at(first) < at(queued), "{order:?}");
+    // The person strikes the last plate, whose check is queued: the strike
+    // waits for that check, which goes first.
+    strikes_come_back_in_order(
+        |[first, queued, waited_for]| {
+            vec![
+                (first, vec![]),
+                (queued, vec![]),
+                (waited_for, vec![]),
+                (waited_for, vec![waited_for]),
+            ]
+        },
+        3,
+        |[first, queued, waited_for]| vec![(waited_for, queued), (first, queued)],
+    );
 }

@@ -846,7 +846,6 @@ impl BreakableBody {
         let m = self.basis.mode_count();
         let mut z = vec![0.0f32; m];
         let held: Vec<&StaticLoad> = loads.iter().filter(|l| l.force_n.norm() > 0.0).collect();
-        let forces: Vec<f32> = held.iter().map(|l| l.force_n.norm() as f32).collect();
         let sites: Vec<LoadSite> = held
             .iter()
             .map(|l| LoadSite {
@@ -873,12 +872,38 @@ impl BreakableBody {
                 z[j] += (magnitude * g[j] / self.basis.eigenvalues[j]) as f32;
             }
         }
-        let residual = self.residual_shapes(&unit_loads, settings).map(|shapes| {
+        // The held forces do not change, and the static response is linear
+        // in the load: they act as one load, whose residual shape is one
+        // column however many contacts hold the body (a pile resting on
+        // it), in place of one column per contact and its residual field.
+        let mut held_load: Vec<(usize, f64)> = unit_loads
+            .iter()
+            .zip(&held)
+            .flat_map(|(load, held)| {
+                let magnitude = held.force_n.norm();
+                load.iter().map(move |&(dof, f)| (dof, magnitude * f))
+            })
+            .collect();
+        held_load.sort_by_key(|&(dof, _)| dof);
+        held_load.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 += later.1;
+            }
+            same
+        });
+        let held_loads = if held_load.is_empty() {
+            Vec::new()
+        } else {
+            vec![held_load]
+        };
+        let residual = self.residual_shapes(&held_loads, settings).map(|shapes| {
             ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes)
         });
+        let unit_force = [1.0f32];
         self.fracture_from_modal_states(
             &z,
-            residual.as_ref().map(|field| (field, &forces[..])),
+            residual.as_ref().map(|field| (field, &unit_force[..])),
             None,
             settings,
             start,
