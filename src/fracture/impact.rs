@@ -876,7 +876,8 @@ impl BreakableBody {
         // in the load: they act as one load, whose residual shape is one
         // column however many contacts hold the body (a pile resting on
         // it), in place of one column per contact and its residual field.
-        let mut held_load: Vec<(usize, f64)> = unit_loads
+        // A DOF may appear more than once; every use of a load sums them.
+        let held_load: Vec<(usize, f64)> = unit_loads
             .iter()
             .zip(&held)
             .flat_map(|(load, held)| {
@@ -884,14 +885,6 @@ impl BreakableBody {
                 load.iter().map(move |&(dof, f)| (dof, magnitude * f))
             })
             .collect();
-        held_load.sort_by_key(|&(dof, _)| dof);
-        held_load.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 += later.1;
-            }
-            same
-        });
         let held_loads = if held_load.is_empty() {
             Vec::new()
         } else {

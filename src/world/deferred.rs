@@ -246,9 +246,8 @@ impl World {
             tracing::warn!("the fracture thread ended; struck bodies are not checked");
             return;
         }
-        let ids: Vec<BodyId> = out.iter().map(|(id, _)| *id).collect();
-        deferred.out.extend(out);
-        for id in ids {
+        deferred.out.extend(out.iter().cloned());
+        for (id, _) in out {
             if let Some(breakable) = self.breakable_mut(id) {
                 breakable.checking = true;
             }
