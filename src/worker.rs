@@ -2,6 +2,13 @@
 //! first: the shape of both the modal-analysis worker
 //! ([`crate::fracture::BasisWorker`]) and the deferred fracture checks
 //! ([`crate::world::FractureWorker`]).
+//!
+//! Background threads (these workers, the pools they run their jobs on,
+//! the viewer's stress thread) lower their own CPU priority by
+//! [`BACKGROUND_NICE`] as they start: on a machine with fewer cores than
+//! busy threads, the simulation thread, which must answer every sync
+//! within its period, takes the CPU from them, instead of sharing it
+//! equally with a fragment's modal analysis and a fracture check's pool.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,6 +16,52 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// How much background threads raise their nice value over the thread
+/// that started them (at most to 19, the lowest priority). The kernel's
+/// fair scheduler weighs nice 0 as 1024 against 110 at nice 10
+/// (`sched_prio_to_weight` in the kernel's `core.c`), so a simulation
+/// thread sharing a core with one background thread gets about 90 % of
+/// it; the background thread still progresses, and a lock it holds is
+/// not held for long.
+pub const BACKGROUND_NICE: i32 = 10;
+
+/// Raises the calling thread's nice value by [`BACKGROUND_NICE`]
+/// (`nice(2)`: on Linux the nice value is the thread's, not the
+/// process's, so the session's other threads keep theirs). Lowering one's
+/// own priority needs no privilege; a failure is logged and the thread
+/// runs on at the priority it has.
+pub(crate) fn lower_calling_thread_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // nice() may return -1 as the new value: errno tells an error.
+        // SAFETY: errno is the calling thread's; nice() is a plain system
+        // call on the calling thread.
+        unsafe {
+            *libc::__errno_location() = 0;
+            if libc::nice(BACKGROUND_NICE) == -1 && *libc::__errno_location() != 0 {
+                let error = std::io::Error::last_os_error();
+                tracing::warn!("a background thread keeps its priority: nice: {error}");
+            }
+        }
+    }
+}
+
+/// A pool of `threads` threads (rayon's default if `None`) named
+/// `name-i` for a background worker's jobs, each thread at background
+/// priority ([`BACKGROUND_NICE`]).
+pub fn background_pool(
+    name: &'static str,
+    threads: Option<usize>,
+) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    let mut pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(move |i| format!("{name}-{i}"))
+        .start_handler(|_| lower_calling_thread_priority());
+    if let Some(threads) = threads {
+        pool = pool.num_threads(threads);
+    }
+    pool.build()
+}
 
 /// A thread applying one function to each submitted job and sending back
 /// its result. Dropping it lets the thread finish the job in hand and
@@ -52,6 +105,7 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
         let thread = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
+                lower_calling_thread_priority();
                 let mut queued = VecDeque::new();
                 let take = |message: Message<J>, queued: &mut VecDeque<J>| match message {
                     Message::Run(job) => queued.push_back(job),
@@ -205,5 +259,27 @@ mod tests {
         // The job in hand finishes; then the urgent ones in their order,
         // then the others in theirs.
         assert_eq!(order, [1, 10, 11, 2, 3, 4]);
+    }
+
+    /// The calling thread's nice value.
+    #[cfg(target_os = "linux")]
+    fn nice() -> i32 {
+        // SAFETY: a plain system call on the calling thread (`who` 0 is
+        // the calling thread on Linux).
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn background_threads_run_below_the_thread_that_started_them() {
+        let before = nice();
+        let expected = (before + super::BACKGROUND_NICE).min(19);
+        let worker = Worker::spawn("tessera-test-worker", |_: ()| nice()).expect("a thread");
+        worker.submit(()).expect("the thread runs");
+        assert_eq!(worker.wait(Duration::from_secs(10)), Some(expected));
+        let pool = super::background_pool("tessera-test-pool", Some(2)).expect("a pool");
+        assert_eq!(pool.broadcast(|_| nice()), [expected, expected]);
+        // The calling thread keeps its priority.
+        assert_eq!(nice(), before);
     }
 }

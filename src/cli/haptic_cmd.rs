@@ -267,14 +267,11 @@ fn own_bases_by_default() -> bool {
 
 /// Gives `world`'s fragments of at least `OWN_BASIS_MIN_TETS` intact tets
 /// bases of their own, analysed on `threads` threads (rayon's default if
-/// `None`) of ordinary priority: the analyses take only what the
-/// real-time threads leave. Not cached: fragment meshes rarely repeat.
+/// `None`) of background priority ([`tessera::haptics::BACKGROUND_NICE`]): the
+/// analyses take only what the session's threads leave. Not cached: fragment meshes rarely repeat.
 pub(super) fn enable_own_bases(world: &mut World, threads: Option<usize>) -> anyhow::Result<()> {
-    let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("tessera-modal-{i}"));
-    if let Some(threads) = threads {
-        pool = pool.num_threads(threads);
-    }
-    world.enable_own_bases(BasisWorker::spawn(None, pool.build()?)?, OWN_BASIS_MIN_TETS);
+    let pool = tessera::haptics::background_pool("tessera-modal", threads)?;
+    world.enable_own_bases(BasisWorker::spawn(None, pool)?, OWN_BASIS_MIN_TETS);
     Ok(())
 }
 

@@ -19,6 +19,8 @@ mod sync;
 mod view;
 mod watch;
 
+/// Background threads' priority, with the session's real-time threads.
+pub use crate::worker::{background_pool, BACKGROUND_NICE};
 pub use controls::{Answer, ControlError, SessionControls, SPEED_RANGE};
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
 pub use deadlines::Deadlines;

@@ -372,11 +372,11 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
         // A fracture check lasts several global steps: in real time it
         // runs beside them (world/deferred.rs) so that syncs stay on time.
         let spawn_error = |e: std::io::Error| ServerError::Spawn("deferred fracture", e);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .thread_name(|i| format!("tessera-fracture-deferred-{i}"))
-            .num_threads(threads.current_num_threads())
-            .build()
-            .map_err(|e| spawn_error(std::io::Error::other(e)))?;
+        let pool = crate::worker::background_pool(
+            "tessera-fracture-deferred",
+            Some(threads.current_num_threads()),
+        )
+        .map_err(|e| spawn_error(std::io::Error::other(e)))?;
         world.defer_fractures(FractureWorker::spawn(pool).map_err(spawn_error)?);
     }
     let tick_s = 1.0 / HAPTIC_RATE_HZ;

@@ -64,6 +64,7 @@ impl StressWorker {
         let thread = std::thread::Builder::new()
             .name("tessera-ui-stress".into())
             .spawn(move || {
+                crate::worker::lower_calling_thread_priority();
                 while let Ok(job) = job_queue.recv() {
                     if map_sender.send(evaluate(job)).is_err() {
                         return;

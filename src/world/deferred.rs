@@ -98,9 +98,9 @@ pub(super) struct DeferredBatch {
 /// may thus finish out of order: a body has one check out at a time, and
 /// each result enters the world as it comes back.
 ///
-/// Its pool runs at ordinary priority: under `--realtime` the simulation
-/// thread (SCHED_FIFO) takes the CPU from it whenever it has a step to
-/// take. Dropping the worker lets it finish the batch in hand and discards
+/// Its thread and pool run at background priority
+/// ([`crate::haptics::BACKGROUND_NICE`]): the simulation thread takes the
+/// CPU from them whenever it has a step to take. Dropping the worker lets it finish the batch in hand and discards
 /// the ones still queued.
 #[derive(Debug)]
 pub struct FractureWorker {
