@@ -750,6 +750,8 @@ impl BreakableBody {
     /// so the two agree where the restitution of [`Self::impact`] is near
     /// one (a plate landing on its face) and the rigid one bounces harder
     /// where the impact sets the body ringing (a ball on a plate's centre).
+    /// The integration runs on the world's thread, so it lengthens its
+    /// step while only slow contacts are engaged (`ContactModel::integrate_phases`).
     pub fn rigid_impact_impulses(&self, contacts: &[ContactPoint]) -> Option<Vec<f64>> {
         let taking_part: Vec<ContactPoint> = contacts
             .iter()
@@ -766,7 +768,7 @@ impl BreakableBody {
             residual_tail: false,
             modes_at_rest: None,
         };
-        let (history, impulses, _) = model.integrate_per_contact();
+        let (history, impulses) = model.integrate_phases();
         (history.end == ContactEnd::Separated).then(|| self.exchanged_impulses(contacts, &impulses))
     }
 
