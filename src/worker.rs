@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -63,14 +63,23 @@ pub fn background_pool(
     pool.build()
 }
 
+/// How long dropping a [`Worker`] waits for the job in hand before it
+/// leaves the thread to finish it alone.
+const DROP_WAIT: Duration = Duration::from_millis(500);
+
 /// A thread applying one function to each submitted job and sending back
-/// its result. Dropping it lets the thread finish the job in hand and
-/// discards the ones still queued.
+/// its result. Dropping it discards the jobs still queued and waits for
+/// the job in hand at most [`DROP_WAIT`]: a session's end does not wait for
+/// a fragment's modal analysis (seconds for a 40k-tet piece) that no one
+/// will use. A job left running finishes alone, or ends with the process;
+/// what it writes to disk is written atomically (the modal cache).
 pub(crate) struct Worker<J, R> {
     jobs: Option<Sender<Message<J>>>,
     results: Receiver<R>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// Disconnected once the thread has ended.
+    ended: Receiver<()>,
 }
 
 /// What the thread is sent: a job, or a value to drop.
@@ -102,9 +111,12 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
         let (result_sender, results) = channel();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
+        let (ending, ended) = channel::<()>();
         let thread = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
+                // Dropped when the thread ends, however it ends.
+                let _ending = ending;
                 lower_calling_thread_priority();
                 let mut queued = VecDeque::new();
                 let take = |message: Message<J>, queued: &mut VecDeque<J>| match message {
@@ -140,6 +152,7 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
             results,
             stop,
             thread: Some(thread),
+            ended,
         })
     }
 
@@ -193,8 +206,21 @@ impl<J, R> Drop for Worker<J, R> {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         self.jobs.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        match self.ended.recv_timeout(DROP_WAIT) {
+            // Nothing is ever sent: the thread has ended.
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                let _ = thread.join();
+            }
+            // Dropping the handle detaches the thread.
+            Err(RecvTimeoutError::Timeout) => {
+                tracing::debug!(
+                    thread = thread.thread().name(),
+                    "left to finish its job in hand"
+                );
+            }
         }
     }
 }
@@ -259,6 +285,31 @@ mod tests {
         // The job in hand finishes; then the urgent ones in their order,
         // then the others in theirs.
         assert_eq!(order, [1, 10, 11, 2, 3, 4]);
+    }
+
+    #[test]
+    fn dropping_a_worker_does_not_wait_for_a_long_job_in_hand() {
+        use std::sync::mpsc::channel;
+        let (started, job_in_hand) = channel();
+        let (release, gate) = channel::<()>();
+        let gate = Mutex::new(gate);
+        let worker = Worker::spawn("tessera-test-worker", move |()| {
+            started.send(()).unwrap();
+            // Held until the test releases it, after the drop.
+            let _ = gate.lock().unwrap().recv();
+        })
+        .expect("a thread");
+        worker.submit(()).expect("the thread runs");
+        job_in_hand.recv_timeout(Duration::from_secs(10)).unwrap();
+        let (dropped, drop_returned) = channel();
+        std::thread::spawn(move || {
+            drop(worker);
+            dropped.send(()).unwrap();
+        });
+        // A drop that joined the thread would wait for the release.
+        let returned = drop_returned.recv_timeout(Duration::from_secs(30));
+        release.send(()).unwrap();
+        assert!(returned.is_ok(), "the drop waited for the job in hand");
     }
 
     /// The calling thread's nice value.

@@ -81,8 +81,8 @@ pub struct BasisResult {
 
 /// One background thread running [`BasisJob`]s in submission order.
 ///
-/// Dropping the worker lets it finish the job in hand and discards the
-/// ones still queued.
+/// Dropping the worker discards the jobs still queued and waits briefly
+/// for the one in hand, which is otherwise left to finish alone.
 #[derive(Debug)]
 pub struct BasisWorker {
     worker: Worker<BasisJob, BasisResult>,

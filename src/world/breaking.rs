@@ -9,8 +9,8 @@ use super::speculative;
 use super::units::{glam, vector};
 use super::{BodyId, Breakable, Counters, EventTimes, StepInputs, World, WorldBody};
 use crate::fracture::{
-    BasisJob, ContactEnd, ContactHistory, ContactPoint, Fragment, ImpactOutcome, Impactor, Pattern,
-    StaticLoad,
+    BasisJob, BreakableBody, ContactEnd, ContactHistory, ContactPoint, Fragment, ImpactOutcome,
+    Impactor, Pattern, StaticLoad,
 };
 use nalgebra::{Point3, Vector3};
 use rapier3d::dynamics::MassProperties;
@@ -291,8 +291,12 @@ impl World {
             planned.extend(taken.map(|body| (plan, body)));
         }
         if !deferred.is_empty() {
-            let exchanges =
-                self.apply_rigid_impulses(&mut contacts, &mut deferred, inputs.sub_world_members);
+            let exchanges = self.apply_rigid_impulses(
+                &mut contacts,
+                &mut deferred,
+                inputs.sub_world_members,
+                threads,
+            );
             let mut out = Vec::new();
             for ((plan, waits), exchange) in deferred.into_iter().zip(exchanges) {
                 let check =
@@ -413,6 +417,7 @@ impl World {
         contacts: &mut [BodyContact],
         plans: &mut [(CheckPlan, bool)],
         sub_world_members: &[BodyId],
+        threads: &rayon::ThreadPool,
     ) -> Vec<Option<RigidExchange>> {
         let mut struck: Vec<BodyId> = plans
             .iter()
@@ -420,15 +425,21 @@ impl World {
             .map(|(plan, _)| plan.id)
             .collect();
         struck.sort_unstable();
-        let impulses: Vec<Option<Vec<f64>>> = plans
+        // Each impact's contact integration is its own (milliseconds where
+        // debris strikes a piece on the floor): in parallel.
+        let impacts: Vec<Option<(&BreakableBody, &[ContactPoint])>> = plans
             .iter()
             .map(|(plan, _)| {
                 let body = &self.body(plan.id)?.breakable.as_ref()?.body;
-                (plan.kind == FractureKind::Impact)
-                    .then(|| body.rigid_impact_impulses(&plan.points))
-                    .flatten()
+                (plan.kind == FractureKind::Impact).then_some((body, &plan.points[..]))
             })
             .collect();
+        let impulses: Vec<Option<Vec<f64>>> = threads.install(|| {
+            impacts
+                .par_iter()
+                .map(|impact| impact.and_then(|(body, points)| body.rigid_impact_impulses(points)))
+                .collect()
+        });
         // Before any impulse is applied: it changes the other body too.
         let frictions: Vec<Vector3<f64>> = plans
             .iter()

@@ -100,8 +100,9 @@ pub(super) struct DeferredBatch {
 ///
 /// Its thread and pool run at background priority
 /// ([`crate::haptics::BACKGROUND_NICE`]): the simulation thread takes the
-/// CPU from them whenever it has a step to take. Dropping the worker lets it finish the batch in hand and discards
-/// the ones still queued.
+/// CPU from them whenever it has a step to take. Dropping the worker
+/// discards the batches still queued and waits briefly for the one in
+/// hand, which is otherwise left to finish alone.
 #[derive(Debug)]
 pub struct FractureWorker {
     worker: Worker<DeferredBatch, DeferredBatch>,
