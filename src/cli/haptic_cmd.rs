@@ -267,8 +267,9 @@ fn own_bases_by_default() -> bool {
 
 /// Gives `world`'s fragments of at least `OWN_BASIS_MIN_TETS` intact tets
 /// bases of their own, analysed on `threads` threads (rayon's default if
-/// `None`) of background priority ([`tessera::haptics::BACKGROUND_NICE`]): the
-/// analyses take only what the session's threads leave. Not cached: fragment meshes rarely repeat.
+/// `None`) of background priority ([`tessera::haptics::BACKGROUND_NICE`]):
+/// the analyses take only what the session's threads leave. Not cached:
+/// fragment meshes rarely repeat.
 pub(super) fn enable_own_bases(world: &mut World, threads: Option<usize>) -> anyhow::Result<()> {
     let pool = tessera::haptics::background_pool("tessera-modal", threads)?;
     world.enable_own_bases(BasisWorker::spawn(None, pool)?, OWN_BASIS_MIN_TETS);

@@ -19,7 +19,8 @@ mod sync;
 mod view;
 mod watch;
 
-/// Background threads' priority, with the session's real-time threads.
+// The priority of the threads that work beside a session, beside the
+// real-time scheduling of its own (`realtime`).
 pub use crate::worker::{background_pool, BACKGROUND_NICE};
 pub use controls::{Answer, ControlError, SessionControls, SPEED_RANGE};
 pub use coupling::{CouplingGains, Integration, ProxyState, VirtualCoupling};
