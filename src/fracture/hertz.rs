@@ -759,7 +759,7 @@ impl ContactModel<'_> {
         if let Some(c) =
             striking.max_by(|&a, &b| phases[a].total_n_s().total_cmp(&phases[b].total_n_s()))
         {
-            let closing: f64 = v[c] - (m..all).map(|j| gain(c, j) * states[j].z_dot).sum::<f64>();
+            let closing = v[c] - self.rigid_motion_at(c, &states, &gain).1;
             history.restitution = (-closing / self.contacts[c].approach_speed_m_s).max(0.0);
             history.striking_impulse_n_s = phases[c].total_n_s();
         }
@@ -908,11 +908,7 @@ impl ContactModel<'_> {
         let mut shortest_s = f64::INFINITY;
         let mut engaged = 0usize;
         for (c, contact) in self.contacts.iter().enumerate() {
-            let (mut rigid_z, mut rigid_rate) = (0.0, 0.0);
-            for (j, s) in states.iter().enumerate() {
-                rigid_z += gain(c, j) * s.z;
-                rigid_rate += gain(c, j) * s.z_dot;
-            }
+            let (rigid_z, rigid_rate) = self.rigid_motion_at(c, states, gain);
             let depth = x[c] - rigid_z;
             let closing = v[c] - rigid_rate;
             if depth <= 0.0 && closing <= 0.0 {
@@ -945,6 +941,25 @@ impl ContactModel<'_> {
         Some(1usize << doublings)
     }
 
+    /// The body's rigid motion at contact `c` along its normal, from the
+    /// rigid states (after the elastic modes'): displacement `Σ_r g_cr z_r`
+    /// and rate `Σ_r g_cr ż_r`.
+    fn rigid_motion_at(
+        &self,
+        c: usize,
+        states: &[ModalState],
+        gain: &dyn Fn(usize, usize) -> f64,
+    ) -> (f64, f64) {
+        let m = self.modes.len();
+        states
+            .iter()
+            .enumerate()
+            .skip(m)
+            .fold((0.0, 0.0), |(z, rate), (j, s)| {
+                (z + gain(c, j) * s.z, rate + gain(c, j) * s.z_dot)
+            })
+    }
+
     /// With no contact touching: whether the event is over, and otherwise
     /// how long no contact can close. At each contact the gap between the
     /// impactor and the body's rigid motion changes linearly, and the
@@ -962,7 +977,6 @@ impl ContactModel<'_> {
         tail_reach: &[f64],
         gain: &dyn Fn(usize, usize) -> f64,
     ) -> Flight {
-        let m = self.modes.len();
         let energy: f64 = states
             .iter()
             .zip(self.modes)
@@ -972,11 +986,7 @@ impl ContactModel<'_> {
         let mut striking_clear = true;
         for c in 0..self.contacts.len() {
             let reach = (2.0 * energy * static_compliance[c]).sqrt() + tail_reach[c];
-            let (mut rigid_z, mut rigid_rate) = (0.0, 0.0);
-            for (j, s) in states.iter().enumerate().skip(m) {
-                rigid_z += gain(c, j) * s.z;
-                rigid_rate += gain(c, j) * s.z_dot;
-            }
+            let (rigid_z, rigid_rate) = self.rigid_motion_at(c, states, gain);
             let gap = -(x[c] - rigid_z) - reach;
             let closing = v[c] - rigid_rate;
             if self.contacts[c].approach_speed_m_s > 0.0 {
@@ -1198,8 +1208,12 @@ mod tests {
 
     /// A 110 g steel ball (R = 12.5 mm) on steel.
     fn steel_ball(speed: f64) -> HertzContact {
-        let e_star = 1.0 / (2.0 * (1.0 - 0.3f64.powi(2)) / 200e9);
-        HertzContact::sphere(0.110, 0.0125, e_star, speed)
+        HertzContact::sphere(0.110, 0.0125, steel_on_steel_pa(), speed)
+    }
+
+    /// Hertz's effective modulus of steel on steel (E = 200 GPa, ν = 0.3).
+    fn steel_on_steel_pa() -> f64 {
+        1.0 / (2.0 * (1.0 - 0.3f64.powi(2)) / 200e9)
     }
 
     /// The contacts on a rigid body of `rigid_gains` (no elastic modes).
@@ -1626,8 +1640,7 @@ mod tests {
         // the fixed step does (the tape's integration), in fewer steps.
         let inertia = Matrix3::from_diagonal(&Vector3::new(2e-6, 2e-6, 4e-6));
         let centre = Point3::origin();
-        let e_star = 1.0 / (2.0 * (1.0 - 0.3f64.powi(2)) / 200e9);
-        let fragment = HertzContact::sphere(2e-5, 0.001, e_star, 0.2);
+        let fragment = HertzContact::sphere(2e-5, 0.001, steel_on_steel_pa(), 0.2);
         let support = HertzContact {
             mass_kg: f64::INFINITY,
             approach_speed_m_s: 0.0,
