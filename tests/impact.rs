@@ -90,7 +90,7 @@ fn the_impact_on_the_rigid_body_exchanges_newtons_impulse() {
         let speed_m_s = ball[0].relative_speed_m_s;
         let reduced_kg = 1.0 / (1.0 / 0.110 + 1.0 / tile_kg);
         let newton_n_s = (1.0 + restitution) * reduced_kg * speed_m_s;
-        let exchanged = tile_body.rigid_impact_impulses(&ball).unwrap();
+        let exchanged = tile_body.rigid_impact_impulses(&ball, usize::MAX).unwrap();
         assert!(
             (exchanged[0] / newton_n_s - 1.0).abs() < 1e-3,
             "e = {restitution}: {exchanged:?} N·s vs {newton_n_s}"
@@ -111,7 +111,9 @@ fn the_impact_on_the_rigid_body_exchanges_newtons_impulse() {
             gap_m: 0.0,
         };
         let landing = [corner(-0.075, -0.075), corner(0.075, 0.075)];
-        let exchanged = tile_body.rigid_impact_impulses(&landing).unwrap();
+        let exchanged = tile_body
+            .rigid_impact_impulses(&landing, usize::MAX)
+            .unwrap();
         let newton_n_s = (1.0 + restitution) * tile_kg * 1.0;
         let total: f64 = exchanged.iter().sum();
         assert!(

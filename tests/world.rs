@@ -436,6 +436,22 @@ fn a_deferring_world_lands_the_flat_tile_on_its_face_in_the_step() {
 /// the step) does not.
 #[test]
 fn a_deferring_world_exchanges_the_elastic_impulse_once_the_check_is_back() {
+    deferred_ball_drop_exchanges_as_inline(None);
+}
+
+/// The same where the world exchanges the solver's impulses in the
+/// impact's step (a rigid exchange past the world's budget): the check's
+/// elastic impulses replace them when it is back.
+#[test]
+fn a_deferring_world_corrects_the_solvers_impulses_once_the_check_is_back() {
+    deferred_ball_drop_exchanges_as_inline(Some(0));
+}
+
+/// The ball dropped on the tile on its supports, inline and deferring
+/// (with the rigid exchange's budget `budget`, if given): the exchanged
+/// impulse is the same, and a step after the check is back the ball has,
+/// in flight, the momentum it has inline.
+fn deferred_ball_drop_exchanges_as_inline(budget: Option<usize>) {
     let (scene, assets) = load("tile-on-supports");
     let dropped = || {
         let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
@@ -469,9 +485,13 @@ fn a_deferring_world_exchanges_the_elastic_impulse_once_the_check_is_back() {
         .build()
         .unwrap();
     world.defer_fractures(FractureWorker::spawn(pool).unwrap());
+    if let Some(budget) = budget {
+        world.limit_rigid_exchanges(budget);
+    }
     let mut impact = None;
+    let mut counters = Counters::default();
     for (step, &expected) in inline_momentum.iter().enumerate() {
-        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        world.step(&StepInputs::default(), threads(), &mut counters);
         if let Some(i) = world.last_impacts().iter().find(|i| i.body == tile) {
             impact = Some((*i, step));
         }
@@ -487,6 +507,10 @@ fn a_deferring_world_exchanges_the_elastic_impulse_once_the_check_is_back() {
             (impact.exchanged_impulse_n_s / inline_impact.exchanged_impulse_n_s - 1.0).abs() < 1e-9,
             "{impact:?} against inline {inline_impact:?}"
         );
+        // The ball's strike, exchanged as rigid or as the solver has it.
+        let exchanged = (counters.rigid_exchanges, counters.solver_exchanges);
+        let expected_exchanges = if budget == Some(0) { (0, 1) } else { (1, 0) };
+        assert_eq!(exchanged, expected_exchanges, "rigid, solver");
         // A step later, in flight, the ball has the momentum it has inline.
         if step > back {
             let momentum = world.motion(ball).unwrap().momentum_n_s[2];

@@ -915,11 +915,13 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
         h.max_sub_world_bodies
     );
     println!(
-        "syncs: {} ({} late); global step {:.2} ms mean, {:.2} ms max",
+        "syncs: {} ({} late); global step {:.2} ms mean, {:.2} ms max; impacts checked beside the steps: {} exchanged as rigid, {} kept the solver's impulses",
         summary.syncs.total,
         summary.syncs.late,
         summary.syncs.global_step_ms_mean,
-        summary.syncs.global_step_ms_max
+        summary.syncs.global_step_ms_max,
+        summary.syncs.rigid_exchanges,
+        summary.syncs.solver_exchanges
     );
     println!(
         "coupling: k {:.0} N/m, c {:.1} N·s/m (simulation units); peak coupling force on the device {:.1} N",

@@ -118,6 +118,10 @@ pub enum ContactEnd {
     /// A striking contact could still close after 100 Hertz durations of
     /// the fastest: no longer an impact but a body settling on another.
     TimeLimit,
+    /// The caller's budget of integration steps ran out first
+    /// ([`ContactModel::integrate_phases`]; only the world's exchange on a
+    /// body taken as rigid has one).
+    StepLimit,
 }
 
 /// What the computed contact did.
@@ -356,7 +360,7 @@ impl ContactTape {
 impl ContactModel<'_> {
     /// Integrates the impact from first touch.
     pub fn integrate(&self) -> ContactHistory {
-        self.run(None).0
+        self.run(None, usize::MAX).0
     }
 
     /// Integrates the impact from first touch; also the normal impulse
@@ -364,9 +368,14 @@ impl ContactModel<'_> {
     /// compression and restitution parts ([`PhaseImpulses`]). A rigid
     /// body's integration (no elastic modes, no residual flexibility)
     /// lengthens its step while only slow contacts are engaged
-    /// ([`Self::rigid_stride`]); with a tape the step stays fixed.
-    pub(super) fn integrate_phases(&self) -> (ContactHistory, Vec<PhaseImpulses>) {
-        self.run(None)
+    /// ([`Self::rigid_stride`]); with a tape the step stays fixed. It stops
+    /// after `max_steps` steps (flights and contact steps) with
+    /// [`ContactEnd::StepLimit`].
+    pub(super) fn integrate_phases(
+        &self,
+        max_steps: usize,
+    ) -> (ContactHistory, Vec<PhaseImpulses>) {
+        self.run(None, max_steps)
     }
 
     /// [`Self::integrate_phases`] with a fixed step, and the tape
@@ -375,7 +384,7 @@ impl ContactModel<'_> {
         &self,
     ) -> (ContactHistory, Vec<PhaseImpulses>, ContactTape) {
         let mut tape = ContactTape::default();
-        let (history, phases) = self.run(Some(&mut tape));
+        let (history, phases) = self.run(Some(&mut tape), usize::MAX);
         (history, phases, tape)
     }
 
@@ -473,7 +482,11 @@ impl ContactModel<'_> {
         }
     }
 
-    fn run(&self, mut tape: Option<&mut ContactTape>) -> (ContactHistory, Vec<PhaseImpulses>) {
+    fn run(
+        &self,
+        mut tape: Option<&mut ContactTape>,
+        max_steps: usize,
+    ) -> (ContactHistory, Vec<PhaseImpulses>) {
         let m = self.modes.len();
         let n = self.contacts.len();
         let rigid = self.rigid_gains.len().checked_div(n).unwrap_or(0);
@@ -621,6 +634,10 @@ impl ContactModel<'_> {
             tape.contacts = n;
         }
         while step < horizon_steps {
+            if history.steps >= max_steps {
+                history.end = ContactEnd::StepLimit;
+                break;
+            }
             history.steps += 1;
             let flight = if in_contact || step == 0 {
                 Flight::Contact
@@ -1654,7 +1671,7 @@ mod tests {
         let rigid = rigid_gains(0.02, &centre, &inertia, &points);
         let model = rigid_body_model(&rigid, &contacts);
         let (fixed, fixed_phases, _) = model.integrate_per_contact();
-        let (strided, strided_phases) = model.integrate_phases();
+        let (strided, strided_phases) = model.integrate_phases(usize::MAX);
         assert_eq!(fixed.end, ContactEnd::Separated, "{fixed:?}");
         assert_eq!(strided.end, ContactEnd::Separated, "{strided:?}");
         let largest = fixed_phases
@@ -1677,6 +1694,14 @@ mod tests {
             strided.steps,
             fixed.steps
         );
+        // A budget of exactly the steps it took changes nothing; one step
+        // fewer stops it before it can find the contact over.
+        let (budgeted, budgeted_phases) = model.integrate_phases(strided.steps);
+        assert_eq!(budgeted, strided);
+        assert_eq!(budgeted_phases, strided_phases);
+        let (cut, _) = model.integrate_phases(strided.steps - 1);
+        assert_eq!(cut.end, ContactEnd::StepLimit, "{cut:?}");
+        assert_eq!(cut.steps, strided.steps - 1);
     }
 
     #[test]

@@ -655,6 +655,8 @@ fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
             global_step_ms_mean: simulation.counters.step_total_s * 1e3
                 / simulation.counters.steps.max(1) as f64,
             global_step_ms_max: simulation.counters.step_max_s * 1e3,
+            rigid_exchanges: simulation.counters.rigid_exchanges,
+            solver_exchanges: simulation.counters.solver_exchanges,
         },
         fractures,
         fracture_to_feel: (haptic_loop.fracture_feels > 0).then(|| FractureToFeel {

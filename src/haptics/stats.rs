@@ -156,4 +156,11 @@ pub struct SyncStats {
     pub global_step_ms_mean: f64,
     /// Longest global step (wall time, ms).
     pub global_step_ms_max: f64,
+    /// Impacts whose fracture check ran beside the steps and whose
+    /// contacts exchanged, in their step, the impulses of the contact on
+    /// the body taken as rigid (docs/world.md, "Checks beside the steps").
+    pub rigid_exchanges: u64,
+    /// Such impacts whose rigid contact ran past the world's budget or its
+    /// horizon: they kept the solver's impulses until their check was back.
+    pub solver_exchanges: u64,
 }

@@ -153,6 +153,13 @@ pub struct Counters {
     pub physics_s: f64,
     /// Contact gathering, fracture checks and fragment insertion (s).
     pub fracture_s: f64,
+    /// Deferred impacts whose contacts exchanged, in their step, the
+    /// impulses of the contact on the body taken as rigid (docs/world.md,
+    /// "Checks beside the steps").
+    pub rigid_exchanges: u64,
+    /// Deferred impacts whose rigid contact ran past the world's budget or
+    /// its horizon: they kept the solver's impulses in their step.
+    pub solver_exchanges: u64,
     /// Fracture checks' engine phases, summed over checks (s; the checks
     /// of a step run in parallel, so this can exceed `fracture_s`).
     pub engine: crate::fracture::Counters,
@@ -200,6 +207,9 @@ pub struct World {
     deferred: Option<deferred::Deferred>,
     /// Whether a split's event carries its fracture pattern.
     record_patterns: bool,
+    /// The budget of a deferred impact's exchange on its body taken as
+    /// rigid, in contact steps times contacts.
+    rigid_exchange_contact_steps: usize,
 }
 
 impl World {
@@ -238,6 +248,7 @@ impl World {
             own_bases: None,
             deferred: None,
             record_patterns: false,
+            rigid_exchange_contact_steps: breaking::RIGID_EXCHANGE_CONTACT_STEPS,
         }
     }
 
@@ -294,6 +305,16 @@ impl World {
     /// computed over the whole mesh, in the step that splits the body.
     pub fn record_split_patterns(&mut self, on: bool) {
         self.record_patterns = on;
+    }
+
+    /// Bounds the work of a deferred impact's exchange on its body taken
+    /// as rigid, which runs in the step (docs/world.md, "Checks beside the
+    /// steps"), to `contact_steps` integration steps times contacts
+    /// (default 20 000, a few milliseconds): past it the solver's impulses
+    /// stand in the step until the check's elastic ones replace them. 0
+    /// leaves every deferred impact the solver's impulses in its step.
+    pub fn limit_rigid_exchanges(&mut self, contact_steps: usize) {
+        self.rigid_exchange_contact_steps = contact_steps;
     }
 
     /// Whether `id` is `ancestor` or one of its fragments, at any depth.
