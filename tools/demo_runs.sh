@@ -10,7 +10,9 @@
 #
 # Per run: period error p99 and max (µs), ticks late > 100 µs and > 1 ms
 # (count and share), tick compute max (µs), late syncs, the longest global
-# step (ms; a step longer than the sync period makes a sync late), fractures, the
+# step (ms; a step longer than the sync period makes a sync late), the
+# impacts checked beside the steps that exchanged the rigid contact's
+# impulses / kept the solver's in their step (docs/world.md), fractures, the
 # fracture-to-feel latency (mean and max ms, from a strike to its fragments
 # in the sub-world; "-" without a fracture), and the
 # CPU time the host took from this VM during the run (the summary's
@@ -25,7 +27,7 @@ cargo build --release --quiet
 bin=target/release/tessera
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-4s %7s %8s %9s %9s %9s %11s %10s %9s %9s %9s %9s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max late_syncs step_max fractures feel_mean feel_max steal_all steal_hcpu clock_lag
+printf '%-4s %7s %8s %9s %9s %9s %11s %10s %9s %12s %9s %9s %9s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max late_syncs step_max rigid/solver fractures feel_mean feel_max steal_all steal_hcpu clock_lag
 for i in $(seq 1 "$runs"); do
   if ! "$bin" "${SUBCOMMAND:-demo}" --seconds "$seconds" --json "$@" >"$out/run.json" 2>"$out/stderr"; then
     cat "$out/stderr" >&2
@@ -41,9 +43,10 @@ share = 100.0 * h["late_over_1ms"] / max(h["ticks"], 1)
 steal = s.get("host_steal") or {}
 fmt = lambda v: "-" if v is None else "%.0f" % v
 feel = s.get("fracture_to_feel") or {}
-print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %10d %9.1f %9d %9s %9s %9s %9s %9.1f" % (
+print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %10d %9.1f %12s %9d %9s %9s %9s %9s %9.1f" % (
     run, e["p99"], e["max"], h["late_over_100us"], h["late_over_1ms"], share,
     h["compute_us"]["max"], s["syncs"]["late"], s["syncs"]["global_step_ms_max"],
+    "%d/%d" % (s["syncs"]["rigid_exchanges"], s["syncs"]["solver_exchanges"]),
     len(s["fractures"]),
     fmt(feel.get("mean_ms")), fmt(feel.get("max_ms")),
     fmt(steal.get("all_cpus_ms")), fmt(steal.get("haptic_cpu_ms")), h["clock_lag_ms"]))
