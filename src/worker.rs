@@ -32,6 +32,12 @@ pub const BACKGROUND_NICE: i32 = 10;
 /// own priority needs no privilege; a failure is logged and the thread
 /// runs on at the priority it has.
 pub(crate) fn lower_calling_thread_priority() {
+    lower_calling_thread_priority_by(BACKGROUND_NICE);
+}
+
+/// Raises the calling thread's nice value by `increment`, as
+/// [`lower_calling_thread_priority`] does by [`BACKGROUND_NICE`].
+fn lower_calling_thread_priority_by(increment: i32) {
     #[cfg(target_os = "linux")]
     {
         // nice() may return -1 as the new value: errno tells an error.
@@ -39,7 +45,7 @@ pub(crate) fn lower_calling_thread_priority() {
         // call on the calling thread.
         unsafe {
             *libc::__errno_location() = 0;
-            if libc::nice(BACKGROUND_NICE) == -1 && *libc::__errno_location() != 0 {
+            if libc::nice(increment) == -1 && *libc::__errno_location() != 0 {
                 let error = std::io::Error::last_os_error();
                 tracing::warn!("a background thread keeps its priority: nice: {error}");
             }
@@ -54,9 +60,21 @@ pub fn background_pool(
     name: &'static str,
     threads: Option<usize>,
 ) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    background_pool_below(name, threads, BACKGROUND_NICE)
+}
+
+/// [`background_pool`] with its threads' nice value raised by `increment`
+/// instead (at least [`BACKGROUND_NICE`]): for work that yields to other
+/// background work as well.
+pub(crate) fn background_pool_below(
+    name: &'static str,
+    threads: Option<usize>,
+    increment: i32,
+) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    let increment = increment.max(BACKGROUND_NICE);
     let mut pool = rayon::ThreadPoolBuilder::new()
         .thread_name(move |i| format!("{name}-{i}"))
-        .start_handler(|_| lower_calling_thread_priority());
+        .start_handler(move |_| lower_calling_thread_priority_by(increment));
     if let Some(threads) = threads {
         pool = pool.num_threads(threads);
     }
@@ -330,6 +348,13 @@ mod tests {
         assert_eq!(worker.wait(Duration::from_secs(10)), Some(expected));
         let pool = super::background_pool("tessera-test-pool", Some(2)).expect("a pool");
         assert_eq!(pool.broadcast(|_| nice()), [expected, expected]);
+        let lower =
+            super::background_pool_below("tessera-test-lower", Some(1), 15).expect("a pool");
+        assert_eq!(lower.broadcast(|_| nice()), [(before + 15).min(19)]);
+        // Never above background priority.
+        let higher =
+            super::background_pool_below("tessera-test-higher", Some(1), 2).expect("a pool");
+        assert_eq!(higher.broadcast(|_| nice()), [expected]);
         // The calling thread keeps its priority.
         assert_eq!(nice(), before);
     }

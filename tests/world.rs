@@ -1373,3 +1373,66 @@ fn an_impact_felt_while_its_body_is_queued_takes_its_body_check_first() {
         |[first, queued, waited_for]| vec![(waited_for, queued), (first, queued)],
     );
 }
+
+#[test]
+fn a_felt_check_on_its_own_lane_does_not_wait_for_the_check_in_hand() {
+    // The first lane's only pool thread is held: the plate struck outside
+    // the sub-world stays out; the one struck in it comes back on the
+    // lane of felt checks meanwhile.
+    let scene = parse(THREE_PLATES).unwrap();
+    let assets = assets_of(&scene).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+    let [elsewhere, felt] = ["plate#0", "plate#2"].map(|name| world.find(name).unwrap());
+    let ball = world.find("ball").unwrap();
+    for _ in 0..50 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+    }
+    let held_pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    held_pool.spawn(move || {
+        let _ = held.recv();
+    });
+    let felt_pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let worker = FractureWorker::spawn(held_pool)
+        .unwrap()
+        .with_felt_lane(felt_pool)
+        .unwrap();
+    world.defer_fractures(worker);
+    for (plate, members) in [(elsewhere, vec![]), (felt, vec![felt])] {
+        let strike = [strike_on(&world, plate, ball)];
+        let inputs = StepInputs {
+            external_contacts: &strike,
+            sub_world_members: &members,
+        };
+        world.step(&inputs, threads(), &mut Counters::default());
+    }
+    assert_eq!(world.deferred_checks(), 2, "checks out");
+    let mut back = Vec::new();
+    for _ in 0..20_000 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        back.extend(world.last_impacts().iter().map(|i| i.body));
+        if world.deferred_checks() == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(back, vec![felt], "back while the first lane is held");
+    assert!(world.is_checking(elsewhere));
+    release.send(()).unwrap();
+    for _ in 0..20_000 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        back.extend(world.last_impacts().iter().map(|i| i.body));
+        if world.deferred_checks() == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // Then the held one (and the plates' later bounces, checked in turn).
+    assert_eq!(back[..2], [felt, elsewhere], "{back:?}");
+}

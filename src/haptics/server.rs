@@ -67,6 +67,12 @@ impl Default for ServerOptions {
     }
 }
 
+/// How much the pool of the fracture checks no one waits to feel raises
+/// its nice value (real-time sessions): 5 more than the checks that are
+/// felt, whose weight in the kernel's fair scheduler is then 110 against
+/// 36 (`sched_prio_to_weight`), three quarters of a core they share.
+const OTHER_CHECKS_NICE: i32 = crate::worker::BACKGROUND_NICE + 5;
+
 /// Why a session could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -371,13 +377,22 @@ fn set_up(inputs: ServeInputs) -> Result<SetUp, ServerError> {
     if !options.lockstep {
         // A fracture check lasts several global steps: in real time it
         // runs beside them (world/deferred.rs) so that syncs stay on time.
+        // The checks the person waits to feel have a thread and pool of
+        // their own, so they never wait for another body's check, and
+        // the other checks' pool yields the CPU to them.
         let spawn_error = |e: std::io::Error| ServerError::Spawn("deferred fracture", e);
-        let pool = crate::worker::background_pool(
-            "tessera-fracture-deferred",
-            Some(threads.current_num_threads()),
-        )
-        .map_err(|e| spawn_error(std::io::Error::other(e)))?;
-        world.defer_fractures(FractureWorker::spawn(pool).map_err(spawn_error)?);
+        let pool = |name, nice| {
+            crate::worker::background_pool_below(name, Some(threads.current_num_threads()), nice)
+                .map_err(|e| spawn_error(std::io::Error::other(e)))
+        };
+        let (others, felt) = (
+            pool("tessera-fracture-deferred", OTHER_CHECKS_NICE)?,
+            pool("tessera-fracture-felt", crate::worker::BACKGROUND_NICE)?,
+        );
+        let worker = FractureWorker::spawn(others)
+            .and_then(|w| w.with_felt_lane(felt))
+            .map_err(spawn_error)?;
+        world.defer_fractures(worker);
     }
     let tick_s = 1.0 / HAPTIC_RATE_HZ;
     let proxy = world

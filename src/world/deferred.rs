@@ -22,8 +22,9 @@
 //! goes out with the body as the check leaves it, unless that check split
 //! it. Checks of the bodies in the haptic sub-world, which the person
 //! holding the device waits to feel, go before those of other bodies
-//! queued ahead of them, and so does a check that such a body's impact
-//! waits for.
+//! queued ahead of them, on a thread of their own if the worker has one
+//! ([`FractureWorker::with_felt_lane`]), and so does a check that such a
+//! body's impact waits for.
 //!
 //! The checks compute what they would inline, from the same contacts and
 //! the same fracture state; what differs is when their result enters the
@@ -98,14 +99,21 @@ pub(super) struct DeferredBatch {
 /// may thus finish out of order: a body has one check out at a time, and
 /// each result enters the world as it comes back.
 ///
-/// Its thread and pool run at background priority
+/// With a lane for felt checks ([`Self::with_felt_lane`]) those run on a
+/// second thread and pool of their own, at once, beside the check in hand
+/// on the first: a break the person waits to feel then waits for no other
+/// body's check (a tile's landing on its four corners takes 0.2–0.6 s).
+///
+/// Its threads and pools run at background priority
 /// ([`crate::haptics::BACKGROUND_NICE`]): the simulation thread takes the
 /// CPU from them whenever it has a step to take. Dropping the worker
 /// discards the batches still queued and waits briefly for the one in
-/// hand, which is otherwise left to finish alone.
+/// hand on each thread, which is otherwise left to finish alone.
 #[derive(Debug)]
 pub struct FractureWorker {
     worker: Worker<DeferredBatch, DeferredBatch>,
+    /// The thread of felt checks, if any.
+    felt: Option<Worker<DeferredBatch, DeferredBatch>>,
 }
 
 impl FractureWorker {
@@ -113,30 +121,64 @@ impl FractureWorker {
     pub fn spawn(threads: rayon::ThreadPool) -> std::io::Result<Self> {
         let worker = Worker::spawn_prioritised(
             "tessera-fracture-deferred",
-            move |mut batch: DeferredBatch| {
-                let (settings, min_tets) = (batch.settings, batch.own_basis_min_tets);
-                threads.install(|| {
-                    use rayon::prelude::*;
-                    batch.checks.par_iter_mut().for_each(|check| {
-                        let Some(body) = check.body.as_mut() else {
-                            return;
-                        };
-                        let mut result = run_check(&check.plan, body, &settings, &threads);
-                        if let Some(min_tets) = min_tets {
-                            result.basis_jobs = result
-                                .pieces
-                                .par_iter()
-                                .map(|piece| body.own_basis_job(piece, 0, min_tets))
-                                .collect();
-                        }
-                        check.result = Some(result);
-                    });
-                });
-                batch
-            },
+            batch_runner(threads),
             |batch: &DeferredBatch| batch.checks.iter().any(DeferredCheck::is_felt),
         )?;
-        Ok(Self { worker })
+        Ok(Self { worker, felt: None })
+    }
+
+    /// Adds the lane of felt checks: a second thread, running each of
+    /// their batches on `threads`, in submission order. A check already
+    /// queued on the first thread when the person comes to wait for it
+    /// stays there, first of its queue.
+    pub fn with_felt_lane(mut self, threads: rayon::ThreadPool) -> std::io::Result<Self> {
+        self.felt = Some(Worker::spawn(
+            "tessera-fracture-felt",
+            batch_runner(threads),
+        )?);
+        Ok(self)
+    }
+
+    /// Hands `batch` to the lane of felt checks if it is felt and there is
+    /// one, else to the first thread; gives it back if the thread ended.
+    fn submit(&self, batch: DeferredBatch) -> Result<(), DeferredBatch> {
+        match &self.felt {
+            Some(felt) if batch.checks.iter().any(DeferredCheck::is_felt) => felt.submit(batch),
+            _ => self.worker.submit(batch),
+        }
+    }
+
+    /// The batches finished so far on either thread, without waiting.
+    fn finished(&self) -> impl Iterator<Item = DeferredBatch> + '_ {
+        self.worker
+            .finished()
+            .chain(self.felt.iter().flat_map(Worker::finished))
+    }
+}
+
+/// What a worker's thread does with a batch: its checks in parallel on
+/// `threads`, each with its pieces' own-basis jobs if the world wants them.
+fn batch_runner(threads: rayon::ThreadPool) -> impl FnMut(DeferredBatch) -> DeferredBatch {
+    move |mut batch: DeferredBatch| {
+        let (settings, min_tets) = (batch.settings, batch.own_basis_min_tets);
+        threads.install(|| {
+            use rayon::prelude::*;
+            batch.checks.par_iter_mut().for_each(|check| {
+                let Some(body) = check.body.as_mut() else {
+                    return;
+                };
+                let mut result = run_check(&check.plan, body, &settings, &threads);
+                if let Some(min_tets) = min_tets {
+                    result.basis_jobs = result
+                        .pieces
+                        .par_iter()
+                        .map(|piece| body.own_basis_job(piece, 0, min_tets))
+                        .collect();
+                }
+                check.result = Some(result);
+            });
+        });
+        batch
     }
 }
 
@@ -243,7 +285,7 @@ impl World {
         let Some(deferred) = self.deferred.as_mut() else {
             return;
         };
-        if deferred.worker.worker.submit(batch).is_err() {
+        if deferred.worker.submit(batch).is_err() {
             tracing::warn!("the fracture thread ended; struck bodies are not checked");
             return;
         }
@@ -262,7 +304,6 @@ impl World {
             return Vec::new();
         };
         let checks: Vec<DeferredCheck> = deferred
-            .worker
             .worker
             .finished()
             .flat_map(|batch| batch.checks)
