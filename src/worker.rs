@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How much background threads raise their nice value over the thread
 /// that started them (at most to 19, the lowest priority). The kernel's
@@ -83,7 +83,7 @@ pub(crate) fn background_pool_below(
 
 /// How long dropping a [`Worker`] waits for the job in hand before it
 /// leaves the thread to finish it alone.
-const DROP_WAIT: Duration = Duration::from_millis(500);
+pub(crate) const DROP_WAIT: Duration = Duration::from_millis(500);
 
 /// A thread applying one function to each submitted job and sending back
 /// its result. Dropping it discards the jobs still queued and waits for
@@ -220,14 +220,23 @@ impl<J, R> std::fmt::Debug for Worker<J, R> {
     }
 }
 
-impl<J, R> Drop for Worker<J, R> {
-    fn drop(&mut self) {
+impl<J, R> Worker<J, R> {
+    /// Tells the thread to end after the job in hand, discarding the jobs
+    /// queued.
+    pub(crate) fn stop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         self.jobs.take();
+    }
+
+    /// Stops the thread ([`Self::stop`]) and waits for it to end until
+    /// `deadline`, then leaves it to finish alone.
+    pub(crate) fn end_by(&mut self, deadline: Instant) {
+        self.stop();
         let Some(thread) = self.thread.take() else {
             return;
         };
-        match self.ended.recv_timeout(DROP_WAIT) {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.ended.recv_timeout(wait) {
             // Nothing is ever sent: the thread has ended.
             Ok(()) | Err(RecvTimeoutError::Disconnected) => {
                 let _ = thread.join();
@@ -240,6 +249,12 @@ impl<J, R> Drop for Worker<J, R> {
                 );
             }
         }
+    }
+}
+
+impl<J, R> Drop for Worker<J, R> {
+    fn drop(&mut self) {
+        self.end_by(Instant::now() + DROP_WAIT);
     }
 }
 

@@ -156,6 +156,22 @@ impl FractureWorker {
     }
 }
 
+impl Drop for FractureWorker {
+    /// Both threads are told to stop at once and waited for together, at
+    /// most [`crate::worker::DROP_WAIT`] in all.
+    fn drop(&mut self) {
+        self.worker.stop();
+        if let Some(felt) = &mut self.felt {
+            felt.stop();
+        }
+        let deadline = std::time::Instant::now() + crate::worker::DROP_WAIT;
+        self.worker.end_by(deadline);
+        if let Some(felt) = &mut self.felt {
+            felt.end_by(deadline);
+        }
+    }
+}
+
 /// What a worker's thread does with a batch: its checks in parallel on
 /// `threads`, each with its pieces' own-basis jobs if the world wants them.
 fn batch_runner(threads: rayon::ThreadPool) -> impl FnMut(DeferredBatch) -> DeferredBatch {
