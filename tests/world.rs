@@ -815,7 +815,7 @@ fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
     }
     // The first check is still out at the next step whatever the
     // machine's load.
-    let release = defer_to_held_worker(&mut world);
+    let release = defer_to_held_worker(&mut world, false);
     // A strike at 3 m/s (a 0.46 m drop, which does not break the tile).
     let strike = |world: &mut World| {
         place_above(world, ball, tile, 0.001);
@@ -1259,6 +1259,14 @@ position_m = [0.0, 0.25, 1.1]
 /// thread waits for the returned sender before it takes the first; the
 /// plates and the ball.
 fn three_plates_deferring() -> (World, [BodyId; 3], BodyId, std::sync::mpsc::Sender<()>) {
+    three_plates_deferring_with(false)
+}
+
+/// [`three_plates_deferring`], the worker with a lane of felt checks of
+/// its own (one thread, not held) if `felt_lane`.
+fn three_plates_deferring_with(
+    felt_lane: bool,
+) -> (World, [BodyId; 3], BodyId, std::sync::mpsc::Sender<()>) {
     let scene = parse(THREE_PLATES).unwrap();
     let assets = assets_of(&scene).unwrap();
     let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
@@ -1267,22 +1275,30 @@ fn three_plates_deferring() -> (World, [BodyId; 3], BodyId, std::sync::mpsc::Sen
     for _ in 0..50 {
         world.step(&StepInputs::default(), threads(), &mut Counters::default());
     }
-    let release = defer_to_held_worker(&mut world);
+    let release = defer_to_held_worker(&mut world, felt_lane);
     (world, plates, ball, release)
 }
 
 /// Makes `world` defer its checks to a worker whose only thread waits for
-/// the returned sender before it takes the first.
-fn defer_to_held_worker(world: &mut World) -> std::sync::mpsc::Sender<()> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
+/// the returned sender before it takes the first; with a lane of felt
+/// checks (one thread, not held) if `felt_lane`.
+fn defer_to_held_worker(world: &mut World, felt_lane: bool) -> std::sync::mpsc::Sender<()> {
+    let one_thread = || {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+    };
+    let pool = one_thread();
     let (release, held) = std::sync::mpsc::channel::<()>();
     pool.spawn(move || {
         let _ = held.recv();
     });
-    world.defer_fractures(FractureWorker::spawn(pool).unwrap());
+    let mut worker = FractureWorker::spawn(pool).unwrap();
+    if felt_lane {
+        worker = worker.with_felt_lane(one_thread()).unwrap();
+    }
+    world.defer_fractures(worker);
     release
 }
 
@@ -1379,31 +1395,7 @@ fn a_felt_check_on_its_own_lane_does_not_wait_for_the_check_in_hand() {
     // The first lane's only pool thread is held: the plate struck outside
     // the sub-world stays out; the one struck in it comes back on the
     // lane of felt checks meanwhile.
-    let scene = parse(THREE_PLATES).unwrap();
-    let assets = assets_of(&scene).unwrap();
-    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
-    let [elsewhere, felt] = ["plate#0", "plate#2"].map(|name| world.find(name).unwrap());
-    let ball = world.find("ball").unwrap();
-    for _ in 0..50 {
-        world.step(&StepInputs::default(), threads(), &mut Counters::default());
-    }
-    let held_pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    held_pool.spawn(move || {
-        let _ = held.recv();
-    });
-    let felt_pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let worker = FractureWorker::spawn(held_pool)
-        .unwrap()
-        .with_felt_lane(felt_pool)
-        .unwrap();
-    world.defer_fractures(worker);
+    let (mut world, [elsewhere, _, felt], ball, release) = three_plates_deferring_with(true);
     for (plate, members) in [(elsewhere, vec![]), (felt, vec![felt])] {
         let strike = [strike_on(&world, plate, ball)];
         let inputs = StepInputs {
@@ -1413,26 +1405,24 @@ fn a_felt_check_on_its_own_lane_does_not_wait_for_the_check_in_hand() {
         world.step(&inputs, threads(), &mut Counters::default());
     }
     assert_eq!(world.deferred_checks(), 2, "checks out");
-    let mut back = Vec::new();
-    for _ in 0..20_000 {
-        world.step(&StepInputs::default(), threads(), &mut Counters::default());
-        back.extend(world.last_impacts().iter().map(|i| i.body));
-        if world.deferred_checks() == 1 {
-            break;
+    // Steps until `out` checks are out; the bodies of the impact checks
+    // that came back meanwhile are appended to `back`.
+    let step_until = |world: &mut World, out: usize, back: &mut Vec<BodyId>| {
+        for _ in 0..20_000 {
+            world.step(&StepInputs::default(), threads(), &mut Counters::default());
+            back.extend(world.last_impacts().iter().map(|i| i.body));
+            if world.deferred_checks() == out {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    };
+    let mut back = Vec::new();
+    step_until(&mut world, 1, &mut back);
     assert_eq!(back, vec![felt], "back while the first lane is held");
     assert!(world.is_checking(elsewhere));
     release.send(()).unwrap();
-    for _ in 0..20_000 {
-        world.step(&StepInputs::default(), threads(), &mut Counters::default());
-        back.extend(world.last_impacts().iter().map(|i| i.body));
-        if world.deferred_checks() == 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    step_until(&mut world, 0, &mut back);
     // Then the held one (and the plates' later bounces, checked in turn).
     assert_eq!(back[..2], [felt, elsewhere], "{back:?}");
 }
