@@ -118,9 +118,9 @@ pub enum ContactEnd {
     /// A striking contact could still close after 100 Hertz durations of
     /// the fastest: no longer an impact but a body settling on another.
     TimeLimit,
-    /// The caller's budget of integration steps ran out first
-    /// ([`ContactModel::integrate_phases`]; only the world's exchange on a
-    /// body taken as rigid has one).
+    /// The caller's budget of integration steps ran out first (only the
+    /// world's exchange on a body taken as rigid has one,
+    /// [`crate::fracture::BreakableBody::rigid_impact_impulses`]).
     StepLimit,
 }
 

@@ -158,7 +158,7 @@ impl FractureWorker {
 
 impl Drop for FractureWorker {
     /// Both threads are told to stop at once and waited for together, at
-    /// most [`crate::worker::DROP_WAIT`] in all.
+    /// most 0.5 s in all (`worker::DROP_WAIT`).
     fn drop(&mut self) {
         self.worker.stop();
         if let Some(felt) = &mut self.felt {
