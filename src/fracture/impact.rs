@@ -744,15 +744,17 @@ impl BreakableBody {
     /// body's rigid motion and no elastic modes, its unloading scaled by
     /// the pair's restitution (as `ImpactOutcome::contact_impulses_n_s`);
     /// `None` if the bodies are still in contact at the integration's
-    /// horizon or after `max_steps` integration steps. What a world that cannot wait for the impact's check
-    /// applies in its step (deferred checks): against a flexible body the
+    /// horizon or after `max_steps` integration steps. What a world that
+    /// cannot wait for the impact's check applies in its step (deferred
+    /// checks): against a flexible body the
     /// elastic modes keep part of the energy, which the rigid body returns,
     /// so the two agree where the restitution of [`Self::impact`] is near
     /// one (a plate landing on its face) and the rigid one bounces harder
     /// where the impact sets the body ringing (a ball on a plate's centre).
     /// The integration runs on the world's thread, so it lengthens its
-    /// step while only slow contacts are engaged (`ContactModel::integrate_phases`),
-    /// and its caller bounds its cost by `max_steps`.
+    /// step while only slow contacts are engaged
+    /// (`ContactModel::integrate_phases`), and its caller bounds its cost
+    /// by `max_steps`.
     pub fn rigid_impact_impulses(
         &self,
         contacts: &[ContactPoint],

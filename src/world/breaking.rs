@@ -29,11 +29,11 @@ const STATIC_GROWTH: f64 = 1.1;
 /// its body taken as rigid may take on the simulation thread
 /// ([`World::apply_rigid_impulses`]) unless the world is given another
 /// budget ([`World::limit_rigid_exchanges`]): a few milliseconds on this
-/// project's reference machine (benches/README.md). Past it the solver's impulses
-/// stand in the step, and the check's elastic ones replace them when it is
-/// back, as they replace the rigid ones. A fragment lying on the floor
-/// with debris resting on it, struck by more debris, took up to 5 500
-/// steps of 23 contacts (10 ms): the lightest contact sets the step
+/// project's reference machine (benches/README.md). Past it the solver's
+/// impulses stand in the step, and the check's elastic ones replace them
+/// when it is back, as they replace the rigid ones. A fragment lying on
+/// the floor with debris resting on it, struck by more debris, took up to
+/// 5 500 steps of 23 contacts (10 ms): the lightest contact sets the step
 /// through the whole of the piece's slow bounce on the floor.
 pub(super) const RIGID_EXCHANGE_CONTACT_STEPS: usize = 20_000;
 
