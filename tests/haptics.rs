@@ -358,6 +358,8 @@ fn the_coupling_force_drops_after_the_break() {
     let feel = summary.fracture_to_feel.expect("the fragments were felt");
     let r_sim_ms = f64::from(summary.sync_ratio);
     assert!(feel.events >= 1, "{feel:?}");
+    // Every fracture here is the hammer's: the world's latency is the feel's.
+    assert_eq!(summary.fracture_to_world, Some(feel));
     assert!(
         feel.mean_ms >= r_sim_ms && feel.max_ms <= 2.0 * r_sim_ms - 1.0,
         "{feel:?}"
@@ -367,6 +369,78 @@ fn the_coupling_force_drops_after_the_break() {
 /// A stack of cubes three high with the proxy resting on it; the graph
 /// holds two cubes, so the rest of the stack is outside and carries the
 /// sub-world through border impulses (Glondu Fig. 4.23).
+/// The demo's hammer held still, and 50 cm away a ball dropped from 3 m
+/// onto a tile on four supports, which it breaks (`tile-on-supports`'
+/// first split is at 1.25 m on this mesh).
+const FAR_BREAK: &str = r#"
+[world]
+z_fact = 0.1
+time_step_s = 0.01
+modes = 20
+
+[haptic]
+proxy = "hammer"
+sync_ratio = 10
+proxy_cube_m = 0.05
+
+[[body]]
+name = "ground"
+kind = "static"
+shape = { type = "box", size_m = [2.0, 2.0, 0.1] }
+material = "concrete"
+position_m = [0.0, 0.0, -0.05]
+
+[[body]]
+name = "support"
+kind = "static"
+shape = { type = "sphere", radius_m = 0.01 }
+material = "steel"
+position_m = [0.44, -0.06, 0.01]
+array = { count = 4, columns = [2, 2], spacing_m = [0.12, 0.12, 0.0] }
+
+[[body]]
+name = "tile"
+kind = "dynamic"
+shape = { type = "tet-mesh", mesh = "tile:0.15,0.006:12,1" }
+material = "ceramic-tile"
+position_m = [0.5, 0.0, 0.02]
+friction = 0.6
+restitution = 0.5
+
+[[body]]
+name = "ball"
+kind = "dynamic"
+shape = { type = "sphere", radius_m = 0.0125 }
+material = "steel"
+mass_kg = 0.110
+position_m = [0.5, 0.0, 3.04]
+ccd = true
+
+[[body]]
+name = "hammer"
+kind = "dynamic"
+shape = { type = "sphere", radius_m = 0.02 }
+material = "steel"
+mass_kg = 0.5
+position_m = [0.0, 0.0, 0.1]
+"#;
+
+/// A fracture the hand does not feel (no body of the sub-world, no
+/// fragment in it) counts in the world's latency, not in the feel's.
+#[test]
+fn a_break_far_from_the_hand_is_not_counted_as_felt() {
+    let scene = Scene::parse(FAR_BREAK, Path::new("far-break.toml")).expect("scene");
+    let summary = session(scene, "start_m = [0.0, 0.0, 0.0]", 1.2, None);
+    assert!(
+        summary.fractures.iter().any(|f| f.body == "tile"),
+        "the ball broke the tile: {:?}",
+        summary.fractures
+    );
+    let world = summary.fracture_to_world.expect("fractures in the world");
+    assert!(world.events >= 1, "{world:?}");
+    assert_eq!(summary.fracture_to_feel, None);
+}
+
 const STACK: &str = r#"
 [world]
 z_fact = 0.1

@@ -14,7 +14,8 @@
 # impacts checked beside the steps that exchanged the rigid contact's
 # impulses / kept the solver's in their step (docs/world.md), fractures, the
 # fracture-to-feel latency (mean and max ms, from a strike to its fragments
-# in the sub-world; "-" without a fracture), and the
+# in the sub-world; "-" without a felt fracture), the mean latency of every
+# fracture, felt or not (`fracture_to_world`, ms), and the
 # CPU time the host took from this VM during the run (the summary's
 # `host_steal`: all CPUs, and the haptic thread's CPU; 0 on bare metal), and
 # how far the session clock fell behind the wall clock through overruns (ms).
@@ -27,7 +28,7 @@ cargo build --release --quiet
 bin=target/release/tessera
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-4s %7s %8s %9s %9s %9s %11s %10s %9s %12s %9s %9s %9s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max late_syncs step_max rigid/solver fractures feel_mean feel_max steal_all steal_hcpu clock_lag
+printf '%-4s %7s %8s %9s %9s %9s %11s %10s %9s %12s %9s %9s %9s %10s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max late_syncs step_max rigid/solver fractures feel_mean feel_max world_mean steal_all steal_hcpu clock_lag
 for i in $(seq 1 "$runs"); do
   if ! "$bin" "${SUBCOMMAND:-demo}" --seconds "$seconds" --json "$@" >"$out/run.json" 2>"$out/stderr"; then
     cat "$out/stderr" >&2
@@ -43,12 +44,13 @@ share = 100.0 * h["late_over_1ms"] / max(h["ticks"], 1)
 steal = s.get("host_steal") or {}
 fmt = lambda v: "-" if v is None else "%.0f" % v
 feel = s.get("fracture_to_feel") or {}
-print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %10d %9.1f %12s %9d %9s %9s %9s %9s %9.1f" % (
+world = s.get("fracture_to_world") or {}
+print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %10d %9.1f %12s %9d %9s %9s %10s %9s %9s %9.1f" % (
     run, e["p99"], e["max"], h["late_over_100us"], h["late_over_1ms"], share,
     h["compute_us"]["max"], s["syncs"]["late"], s["syncs"]["global_step_ms_max"],
     "%d/%d" % (s["syncs"]["rigid_exchanges"], s["syncs"]["solver_exchanges"]),
     len(s["fractures"]),
-    fmt(feel.get("mean_ms")), fmt(feel.get("max_ms")),
+    fmt(feel.get("mean_ms")), fmt(feel.get("max_ms")), fmt(world.get("mean_ms")),
     fmt(steal.get("all_cpus_ms")), fmt(steal.get("haptic_cpu_ms")), h["clock_lag_ms"]))
 PY
 done

@@ -949,6 +949,12 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
             feel.mean_ms, feel.max_ms, feel.events
         );
     }
+    if let Some(world) = &summary.fracture_to_world {
+        println!(
+            "from an impact to its fractures in the world (every body): {:.1} ms mean, {:.1} ms max ({} event(s))",
+            world.mean_ms, world.max_ms, world.events
+        );
+    }
     if summary.own_bases_adopted > 0 {
         println!(
             "fragments given a modal basis of their own: {}",

@@ -66,6 +66,23 @@ pub(super) struct LoopIo {
     pub(super) controls: Option<Arc<SessionControls>>,
 }
 
+/// How many syncs brought some news, and the sum and largest of their
+/// ticks since what the news answers.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Latency {
+    pub(super) syncs: u64,
+    pub(super) ticks_sum: u64,
+    pub(super) ticks_max: u64,
+}
+
+impl Latency {
+    fn record(&mut self, ticks: u64) {
+        self.syncs += 1;
+        self.ticks_sum += ticks;
+        self.ticks_max = self.ticks_max.max(ticks);
+    }
+}
+
 /// What a run of the loop counted, returned by [`HapticLoop::run`].
 #[derive(Default)]
 pub(super) struct LoopRun {
@@ -73,11 +90,12 @@ pub(super) struct LoopRun {
     pub(super) syncs: u64,
     pub(super) late_syncs: u64,
     pub(super) fractures: u64,
-    /// Syncs that brought fractures, and the sum and largest of their
-    /// ticks from the strike to the fragments in the sub-world.
-    pub(super) fracture_feels: u64,
-    pub(super) fracture_feel_ticks_sum: u64,
-    pub(super) fracture_feel_ticks_max: u64,
+    /// Syncs that brought fractures the hand feels, and the sum and
+    /// largest of their ticks from the strike to the fragments in the
+    /// sub-world.
+    pub(super) fracture_feels: Latency,
+    /// Syncs that brought any fractures, and their ticks from the impact.
+    pub(super) fracture_answers: Latency,
     pub(super) device_errors: u64,
     pub(super) safety_trips: u64,
     pub(super) sub_world_bodies_sum: u64,
@@ -497,10 +515,11 @@ impl HapticLoop {
                     self.run.fractures += u64::from(down.fractures);
                     if down.fractures > 0 {
                         let ticks = tick.saturating_sub(down.impact_tick);
-                        self.run.fracture_feels += 1;
-                        self.run.fracture_feel_ticks_sum += ticks;
-                        self.run.fracture_feel_ticks_max =
-                            self.run.fracture_feel_ticks_max.max(ticks);
+                        self.run.fracture_answers.record(ticks);
+                    }
+                    if down.felt_fractures > 0 {
+                        let ticks = tick.saturating_sub(down.felt_impact_tick);
+                        self.run.fracture_feels.record(ticks);
                     }
                     exchange.recycle_down(down);
                     self.state.in_flight = false;

@@ -4,7 +4,7 @@
 
 use super::controls::SessionControls;
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
-use super::haptic_loop::{HapticLoop, LoopConfig, LoopError, LoopIo, LoopRun, Notice};
+use super::haptic_loop::{HapticLoop, Latency, LoopConfig, LoopError, LoopIo, LoopRun, Notice};
 use super::log_scene::LogScene;
 use super::realtime::{self, CpuPin, HeapReserveError, HostSteal, RealtimeReport, StealSample};
 use super::scaling::Scaling;
@@ -132,7 +132,8 @@ pub struct FractureSummary {
 /// the strike's report waits for its sync (at most r_sim ticks), the global
 /// step breaks the body, and the haptic thread takes the answer at a later
 /// sync (the next one in lockstep; in real time the first after the
-/// simulation answered).
+/// simulation answered). [`Summary::fracture_to_world`] measures the same
+/// for every fracture, from the impact's step.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct FractureToFeel {
     /// Syncs that brought fractures.
@@ -141,6 +142,16 @@ pub struct FractureToFeel {
     pub mean_ms: f64,
     /// Largest latency (ms of session time).
     pub max_ms: f64,
+}
+
+impl FractureToFeel {
+    fn of(latency: &Latency, tick_s: f64) -> Option<Self> {
+        (latency.syncs > 0).then(|| Self {
+            events: latency.syncs,
+            mean_ms: latency.ticks_sum as f64 * tick_s * 1e3 / latency.syncs as f64,
+            max_ms: latency.ticks_max as f64 * tick_s * 1e3,
+        })
+    }
 }
 
 /// What the session ended with, for replays.
@@ -173,8 +184,14 @@ pub struct Summary {
     /// Every fracture, in order.
     pub fractures: Vec<FractureSummary>,
     /// From a strike to its fragments in the haptic sub-world, where the
-    /// hand feels them; `None` without fractures.
+    /// hand feels them: the fractures of bodies in the sub-world or with a
+    /// fragment in it; `None` without such fractures.
     pub fracture_to_feel: Option<FractureToFeel>,
+    /// From an impact to the haptic thread's sync that brings its
+    /// fractures into the world, for every fracture (a tile breaking on
+    /// the floor too, which the hand does not feel); `None` without
+    /// fractures.
+    pub fracture_to_world: Option<FractureToFeel>,
     /// Fragments swapped to a modal basis of their own
     /// ([`World::adopt_own_bases`]).
     pub own_bases_adopted: u64,
@@ -674,12 +691,8 @@ fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
             solver_exchanges: simulation.counters.solver_exchanges,
         },
         fractures,
-        fracture_to_feel: (haptic_loop.fracture_feels > 0).then(|| FractureToFeel {
-            events: haptic_loop.fracture_feels,
-            mean_ms: haptic_loop.fracture_feel_ticks_sum as f64 * tick_s * 1e3
-                / haptic_loop.fracture_feels as f64,
-            max_ms: haptic_loop.fracture_feel_ticks_max as f64 * tick_s * 1e3,
-        }),
+        fracture_to_feel: FractureToFeel::of(&haptic_loop.fracture_feels, tick_s),
+        fracture_to_world: FractureToFeel::of(&haptic_loop.fracture_answers, tick_s),
         own_bases_adopted: simulation.world.adopted_own_bases(),
         log: None,
         ui_url: None,

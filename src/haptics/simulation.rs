@@ -102,6 +102,7 @@ impl Simulation {
         self.members.clone_from(&down.update.members);
         down.tick = 0;
         down.fractures = 0;
+        down.felt_fractures = 0;
         if let Some(view) = &mut self.view {
             view.publish(&self.world, 0.0, 0, &[]);
         }
@@ -159,15 +160,16 @@ impl Simulation {
         }
         down.fractures = new_events.len() as u32;
         down.tick = up.tick;
+        let impact_tick = |e: &FractureEvent| {
+            self.strike_ticks
+                .iter()
+                .rev()
+                .find(|(step, _)| *step == e.step)
+                .map_or(strike_tick, |&(_, tick)| tick)
+        };
         down.impact_tick = new_events
             .iter()
-            .filter_map(|e| {
-                self.strike_ticks
-                    .iter()
-                    .rev()
-                    .find(|(step, _)| *step == e.step)
-                    .map(|&(_, tick)| tick)
-            })
+            .map(impact_tick)
             .min()
             .unwrap_or(strike_tick);
         self.world.extract_sub_world(
@@ -176,6 +178,17 @@ impl Simulation {
             &self.members,
             &mut down.update,
         );
+        // Felt: the body was in the sub-world, or a fragment is now (both
+        // lists ascending).
+        let in_sub_world = |members: &[BodyId], id: &BodyId| members.binary_search(id).is_ok();
+        let felt = new_events.iter().filter(|e| {
+            in_sub_world(&self.members, &e.body)
+                || e.fragments
+                    .iter()
+                    .any(|f| in_sub_world(&down.update.members, f))
+        });
+        down.felt_fractures = felt.clone().count() as u32;
+        down.felt_impact_tick = felt.map(impact_tick).min().unwrap_or(strike_tick);
         self.members.clone_from(&down.update.members);
     }
 

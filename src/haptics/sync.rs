@@ -32,6 +32,11 @@ pub(super) struct SyncDown {
     /// The haptic tick of the strike that the fractures answer (the sync's
     /// tick when no sub-world strike was reported).
     pub impact_tick: u64,
+    /// How many of the fractures the hand feels: of a body in the
+    /// sub-world, or with a fragment in it once this answer is applied.
+    pub felt_fractures: u32,
+    /// The haptic tick of the strike the felt fractures answer.
+    pub felt_impact_tick: u64,
 }
 
 /// Two one-slot mailboxes and their free lists.

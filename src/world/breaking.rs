@@ -741,15 +741,19 @@ impl World {
                 }
             }
             let solver_n_s = contact.impulse_n_s;
-            let change = impulse_change(
-                &contact,
-                solver_n_s,
-                solver_n_s,
-                computed_n_s,
-                friction_per_normal,
-            );
-            let other = contact.other.map(|o| (o, contact.point_m));
-            self.exchange_at(plan.id, &contact.point_m, other, &change);
+            // The solver's own impulse (the fallback of
+            // `apply_rigid_impulses`) is recorded but changes nothing.
+            if computed_n_s != solver_n_s {
+                let change = impulse_change(
+                    &contact,
+                    solver_n_s,
+                    solver_n_s,
+                    computed_n_s,
+                    friction_per_normal,
+                );
+                let other = contact.other.map(|o| (o, contact.point_m));
+                self.exchange_at(plan.id, &contact.point_m, other, &change);
+            }
             exchange.points[i] = Some((solver_n_s, computed_n_s));
             set_exchanged(contacts, index, plan.id, computed_n_s);
         }
