@@ -1,7 +1,9 @@
-//! One background thread running jobs in submission order, urgent ones
+//! Background threads running jobs in submission order, urgent ones
 //! first: the shape of both the modal-analysis worker
 //! ([`crate::fracture::BasisWorker`]) and the deferred fracture checks
-//! ([`crate::world::FractureWorker`]).
+//! ([`crate::world::FractureWorker`]). A worker has one thread, or two
+//! lanes over one queue, the second taking the urgent jobs queued for the
+//! first while that one has a job in hand.
 //!
 //! Background threads (these workers, the pools they run their jobs on,
 //! the viewer's stress thread) lower their own CPU priority by
@@ -11,9 +13,8 @@
 //! equally with a fragment's modal analysis and a fracture check's pool.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -85,25 +86,64 @@ pub(crate) fn background_pool_below(
 /// leaves the thread to finish it alone.
 pub(crate) const DROP_WAIT: Duration = Duration::from_millis(500);
 
-/// A thread applying one function to each submitted job and sending back
-/// its result. Dropping it discards the jobs still queued and waits for
-/// the job in hand at most [`DROP_WAIT`]: a session's end does not wait for
-/// a fragment's modal analysis (seconds for a 40k-tet piece) that no one
-/// will use. A job left running finishes alone, or ends with the process;
-/// what it writes to disk is written atomically (the modal cache).
+/// How often [`Worker::next`] looks whether its threads have ended while
+/// it waits for a result.
+const ENDED_POLL: Duration = Duration::from_millis(50);
+
+/// Which of a worker's threads a job is queued for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// The first thread, the only one unless a second lane is added.
+    First,
+    /// The thread of [`Worker::add_second_lane`].
+    Second,
+}
+
+/// Threads applying one function to each submitted job and sending back
+/// its result: one thread, or two lanes over one queue
+/// ([`Worker::add_second_lane`]). Dropping it discards the jobs still
+/// queued and waits for the job in hand at most [`DROP_WAIT`]: a
+/// session's end does not wait for a fragment's modal analysis (seconds
+/// for a 40k-tet piece) that no one will use. A job left running finishes
+/// alone, or ends with the process; what it writes to disk is written
+/// atomically (the modal cache).
 pub(crate) struct Worker<J, R> {
-    jobs: Option<Sender<Message<J>>>,
+    queue: Arc<Queue<J>>,
+    urgent: Arc<Urgency<J>>,
     results: Receiver<R>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    /// Disconnected once the thread has ended.
+    /// Cloned for a second lane's thread.
+    results_sender: Sender<R>,
+    threads: Vec<WorkerThread>,
+}
+
+/// Whether a queued job is to run before the others.
+type Urgency<J> = dyn Fn(&J) -> bool + Send + Sync;
+
+/// A worker's thread and the channel that disconnects when it ends.
+struct WorkerThread {
+    handle: Option<JoinHandle<()>>,
     ended: Receiver<()>,
 }
 
-/// What the thread is sent: a job, or a value to drop.
-enum Message<J> {
-    Run(J),
-    Discard(Box<dyn Send>),
+/// The jobs queued for a worker's threads and the values to drop.
+struct Queue<J> {
+    state: Mutex<QueueState<J>>,
+    changed: Condvar,
+}
+
+struct QueueState<J> {
+    jobs: VecDeque<(Lane, J)>,
+    discards: Vec<Box<dyn Send>>,
+    stopped: bool,
+    /// Whether a thread serves [`Lane::Second`].
+    second_lane: bool,
+}
+
+impl<J> Queue<J> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState<J>> {
+        // A panic while the queue is held leaves whole entries only.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
@@ -118,82 +158,123 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
 
     /// Starts the thread `name`, which runs `run` on each job: of the jobs
     /// queued when it takes the next, the first `urgent` one, else the
-    /// first. Values to discard are dropped as they are taken from the
-    /// channel, before the next job.
+    /// first. Values to discard are dropped before the next job is taken.
     pub(crate) fn spawn_prioritised(
         name: &str,
-        mut run: impl FnMut(J) -> R + Send + 'static,
-        urgent: impl Fn(&J) -> bool + Send + 'static,
+        run: impl FnMut(J) -> R + Send + 'static,
+        urgent: impl Fn(&J) -> bool + Send + Sync + 'static,
     ) -> std::io::Result<Self> {
-        let (job_sender, jobs) = channel::<Message<J>>();
-        let (result_sender, results) = channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
+        let (results_sender, results) = channel();
+        let mut worker = Self {
+            queue: Arc::new(Queue {
+                state: Mutex::new(QueueState {
+                    jobs: VecDeque::new(),
+                    discards: Vec::new(),
+                    stopped: false,
+                    second_lane: false,
+                }),
+                changed: Condvar::new(),
+            }),
+            urgent: Arc::new(urgent),
+            results,
+            results_sender,
+            threads: Vec::new(),
+        };
+        worker.start(name, Lane::First, run)?;
+        Ok(worker)
+    }
+
+    /// Adds a second thread `name` over the same queue, which runs `run`
+    /// on the jobs submitted to [`Lane::Second`] in submission order and,
+    /// when there are none, on the first job queued for the first thread
+    /// that is urgent: a job that becomes urgent while the first thread
+    /// has another in hand need not wait for it. The first thread then
+    /// takes its own jobs in submission order, urgent or not (the second
+    /// takes the urgent ones as soon as it is free).
+    pub(crate) fn add_second_lane(
+        &mut self,
+        name: &str,
+        run: impl FnMut(J) -> R + Send + 'static,
+    ) -> std::io::Result<()> {
+        self.start(name, Lane::Second, run)?;
+        self.queue.lock().second_lane = true;
+        self.queue.changed.notify_all();
+        Ok(())
+    }
+
+    fn start(
+        &mut self,
+        name: &str,
+        lane: Lane,
+        mut run: impl FnMut(J) -> R + Send + 'static,
+    ) -> std::io::Result<()> {
+        let queue = Arc::clone(&self.queue);
+        let urgent = Arc::clone(&self.urgent);
+        let results = self.results_sender.clone();
         let (ending, ended) = channel::<()>();
-        let thread = std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
                 // Dropped when the thread ends, however it ends.
                 let _ending = ending;
                 lower_calling_thread_priority();
-                let mut queued = VecDeque::new();
-                let take = |message: Message<J>, queued: &mut VecDeque<J>| match message {
-                    Message::Run(job) => queued.push_back(job),
-                    Message::Discard(value) => drop(value),
-                };
-                loop {
-                    if queued.is_empty() {
-                        // Nothing to run: wait for the next message, or end
-                        // once the sender is dropped.
-                        match jobs.recv() {
-                            Ok(message) => take(message, &mut queued),
-                            Err(_) => break,
-                        }
-                    }
-                    for message in jobs.try_iter() {
-                        take(message, &mut queued);
-                    }
-                    if stopped.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let next = queued.iter().position(&urgent).unwrap_or(0);
-                    let Some(job) = queued.remove(next) else {
-                        continue;
-                    };
-                    if result_sender.send(run(job)).is_err() {
+                while let Some(job) = next_job(&queue, lane, &*urgent) {
+                    if results.send(run(job)).is_err() {
                         break;
                     }
                 }
             })?;
-        Ok(Self {
-            jobs: Some(job_sender),
-            results,
-            stop,
-            thread: Some(thread),
+        self.threads.push(WorkerThread {
+            handle: Some(handle),
             ended,
-        })
+        });
+        Ok(())
     }
+}
 
-    /// Queues `job`; returns it back if the thread has stopped.
-    pub(crate) fn submit(&self, job: J) -> Result<(), J> {
-        match &self.jobs {
-            Some(jobs) => jobs.send(Message::Run(job)).map_err(|e| match e.0 {
-                Message::Run(job) => job,
-                // A failed send returns the message it was given.
-                Message::Discard(_) => unreachable!("a job was sent"),
-            }),
-            None => Err(job),
-        }
-    }
-
-    /// Drops `value` on the thread, after the job in hand, instead of on
-    /// the caller's: freeing a fragment's modal basis took 10–13 ms, longer
-    /// than a sync period (benches/README.md). Dropped here if the thread
+/// The next job `lane`'s thread is to run, waiting for one; `None` once
+/// the worker is stopped. Values to discard, and the jobs of a stopped
+/// worker, are dropped here, on the worker's thread, outside the lock.
+impl<J, R> Worker<J, R> {
+    /// Queues `job` for the first thread; returns it back if the worker
     /// has stopped.
-    pub(crate) fn discard(&self, value: impl Send + 'static) {
-        if let Some(jobs) = &self.jobs {
-            let _ = jobs.send(Message::Discard(Box::new(value)));
+    pub(crate) fn submit(&self, job: J) -> Result<(), J> {
+        self.submit_to(Lane::First, job)
+    }
+
+    /// Queues `job` for `lane`'s thread (the first if there is no second);
+    /// returns it back if the worker has stopped.
+    pub(crate) fn submit_to(&self, lane: Lane, job: J) -> Result<(), J> {
+        let mut state = self.queue.lock();
+        if state.stopped {
+            return Err(job);
         }
+        let lane = if state.second_lane { lane } else { Lane::First };
+        state.jobs.push_back((lane, job));
+        drop(state);
+        self.queue.changed.notify_all();
+        Ok(())
+    }
+
+    /// Tells the threads that a queued job may have become urgent.
+    pub(crate) fn nudge(&self) {
+        self.queue.changed.notify_all();
+    }
+
+    /// Drops `value` on a worker's thread, after the job in hand, instead
+    /// of on the caller's: freeing a fragment's modal basis took 10–13 ms,
+    /// longer than a sync period (benches/README.md). Dropped here if the
+    /// worker has stopped.
+    pub(crate) fn discard(&self, value: impl Send + 'static) {
+        let mut state = self.queue.lock();
+        if state.stopped {
+            drop(state);
+            drop(value);
+            return;
+        }
+        state.discards.push(Box::new(value));
+        drop(state);
+        self.queue.changed.notify_all();
     }
 
     /// The results finished so far, without waiting.
@@ -207,48 +288,65 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
     }
 
     /// The next result, waiting for it however long it takes; `None` once
-    /// the thread has ended and every result was taken.
+    /// every thread has ended and every result was taken.
     pub(crate) fn next(&self) -> Option<R> {
-        self.results.recv().ok()
+        loop {
+            match self.results.recv_timeout(ENDED_POLL) {
+                Ok(result) => return Some(result),
+                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Timeout) => {
+                    let ended = |t: &WorkerThread| {
+                        matches!(t.ended.try_recv(), Err(TryRecvError::Disconnected))
+                    };
+                    if self.threads.iter().all(ended) {
+                        return self.results.try_recv().ok();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tells the threads to end after their jobs in hand, discarding the
+    /// jobs queued.
+    pub(crate) fn stop(&mut self) {
+        self.queue.lock().stopped = true;
+        self.queue.changed.notify_all();
+    }
+
+    /// Stops the threads ([`Self::stop`]) and waits for them to end until
+    /// `deadline`, then leaves them to finish alone.
+    pub(crate) fn end_by(&mut self, deadline: Instant) {
+        self.stop();
+        for thread in &mut self.threads {
+            let Some(handle) = thread.handle.take() else {
+                continue;
+            };
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match thread.ended.recv_timeout(wait) {
+                // Nothing is ever sent: the thread has ended.
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                    let _ = handle.join();
+                }
+                // Dropping the handle detaches the thread.
+                Err(RecvTimeoutError::Timeout) => {
+                    tracing::debug!(
+                        thread = handle.thread().name(),
+                        "left to finish its job in hand"
+                    );
+                }
+            }
+        }
     }
 }
 
 impl<J, R> std::fmt::Debug for Worker<J, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = self.thread.as_ref().and_then(|t| t.thread().name());
-        f.debug_struct("Worker").field("thread", &name).finish()
-    }
-}
-
-impl<J, R> Worker<J, R> {
-    /// Tells the thread to end after the job in hand, discarding the jobs
-    /// queued.
-    pub(crate) fn stop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.jobs.take();
-    }
-
-    /// Stops the thread ([`Self::stop`]) and waits for it to end until
-    /// `deadline`, then leaves it to finish alone.
-    pub(crate) fn end_by(&mut self, deadline: Instant) {
-        self.stop();
-        let Some(thread) = self.thread.take() else {
-            return;
-        };
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match self.ended.recv_timeout(wait) {
-            // Nothing is ever sent: the thread has ended.
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                let _ = thread.join();
-            }
-            // Dropping the handle detaches the thread.
-            Err(RecvTimeoutError::Timeout) => {
-                tracing::debug!(
-                    thread = thread.thread().name(),
-                    "left to finish its job in hand"
-                );
-            }
-        }
+        let names: Vec<_> = self
+            .threads
+            .iter()
+            .filter_map(|t| t.handle.as_ref()?.thread().name())
+            .collect();
+        f.debug_struct("Worker").field("threads", &names).finish()
     }
 }
 
@@ -258,9 +356,50 @@ impl<J, R> Drop for Worker<J, R> {
     }
 }
 
+fn next_job<J>(queue: &Queue<J>, lane: Lane, urgent: &Urgency<J>) -> Option<J> {
+    let mut state = queue.lock();
+    loop {
+        if !state.discards.is_empty() || (state.stopped && !state.jobs.is_empty()) {
+            let discards = std::mem::take(&mut state.discards);
+            let dropped = if state.stopped {
+                std::mem::take(&mut state.jobs)
+            } else {
+                VecDeque::new()
+            };
+            drop(state);
+            drop(discards);
+            drop(dropped);
+            state = queue.lock();
+            continue;
+        }
+        if state.stopped {
+            return None;
+        }
+        let second_lane = state.second_lane;
+        let own = |(l, _): &(Lane, J)| *l == lane;
+        let urgent_first = |(l, j): &(Lane, J)| *l == Lane::First && urgent(j);
+        let at = match lane {
+            Lane::First if second_lane => state.jobs.iter().position(own),
+            Lane::First => state
+                .jobs
+                .iter()
+                .position(urgent_first)
+                .or_else(|| state.jobs.iter().position(own)),
+            Lane::Second => state
+                .jobs
+                .iter()
+                .position(own)
+                .or_else(|| state.jobs.iter().position(urgent_first)),
+        };
+        if let Some((_, job)) = at.and_then(|at| state.jobs.remove(at)) {
+            return Some(job);
+        }
+        state = queue.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+    }
+}
 #[cfg(test)]
 mod tests {
-    use super::Worker;
+    use super::{Lane, Worker};
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
@@ -318,6 +457,54 @@ mod tests {
         // The job in hand finishes; then the urgent ones in their order,
         // then the others in theirs.
         assert_eq!(order, [1, 10, 11, 2, 3, 4]);
+    }
+
+    /// A job queued for the first thread that becomes urgent while that
+    /// thread has another in hand runs on the second lane at once; the
+    /// second lane's own jobs run there; the first thread then takes its
+    /// own in order.
+    #[test]
+    fn a_job_become_urgent_runs_on_the_second_lane_beside_the_job_in_hand() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::mpsc::channel;
+        type Job = (u32, Arc<AtomicBool>);
+        let (started, job_in_hand) = channel();
+        let (release, gate) = channel::<()>();
+        let gate = Mutex::new(gate);
+        let run = move |(x, _): Job| {
+            if x == 1 {
+                started.send(()).unwrap();
+                gate.lock().unwrap().recv().unwrap();
+            }
+            (x, std::thread::current().name().map(str::to_owned))
+        };
+        let mut worker =
+            Worker::spawn_prioritised("tessera-test-first", run, |(_, urgent): &Job| {
+                urgent.load(Ordering::Relaxed)
+            })
+            .expect("a thread");
+        worker
+            .add_second_lane("tessera-test-second", |(x, _): Job| {
+                (x, std::thread::current().name().map(str::to_owned))
+            })
+            .expect("a thread");
+        let job = |x: u32| (x, Arc::new(AtomicBool::new(false)));
+        worker.submit(job(1)).expect("running");
+        job_in_hand.recv_timeout(Duration::from_secs(10)).unwrap();
+        let (two, three) = (job(2), job(3));
+        let becomes_urgent = Arc::clone(&three.1);
+        worker.submit(two).expect("running");
+        worker.submit(three).expect("running");
+        worker.submit_to(Lane::Second, job(4)).expect("running");
+        let second = |x: u32| (x, Some("tessera-test-second".to_owned()));
+        let first = |x: u32| (x, Some("tessera-test-first".to_owned()));
+        assert_eq!(worker.wait(Duration::from_secs(10)), Some(second(4)));
+        becomes_urgent.store(true, Ordering::Relaxed);
+        worker.nudge();
+        assert_eq!(worker.wait(Duration::from_secs(10)), Some(second(3)));
+        release.send(()).unwrap();
+        assert_eq!(worker.wait(Duration::from_secs(10)), Some(first(1)));
+        assert_eq!(worker.wait(Duration::from_secs(10)), Some(first(2)));
     }
 
     #[test]

@@ -1262,6 +1262,50 @@ fn three_plates_deferring() -> (World, [BodyId; 3], BodyId, std::sync::mpsc::Sen
     three_plates_deferring_with(false)
 }
 
+/// A plate's check queued on the first lane behind the check in hand,
+/// which the hand's strike on that plate then waits for, is taken by the
+/// lane of felt checks at once (it has become felt), and so is the
+/// strike's own check after it; the held check stays out meanwhile.
+#[test]
+fn a_queued_check_the_hand_comes_to_wait_for_runs_on_the_felt_lane() {
+    let (mut world, [held, queued, _], ball, release) = three_plates_deferring_with(true);
+    // Struck outside the sub-world: the first check is in hand on the
+    // held first lane, the second queued behind it.
+    for plate in [held, queued] {
+        let strike = [strike_on(&world, plate, ball)];
+        let inputs = StepInputs {
+            external_contacts: &strike,
+            sub_world_members: &[],
+        };
+        world.step(&inputs, threads(), &mut Counters::default());
+    }
+    assert_eq!(world.deferred_checks(), 2, "checks out");
+    // The hand strikes the second plate: its impact waits for the check
+    // out, which the person now waits to feel.
+    let strike = [strike_on(&world, queued, ball)];
+    let inputs = StepInputs {
+        external_contacts: &strike,
+        sub_world_members: &[queued],
+    };
+    world.step(&inputs, threads(), &mut Counters::default());
+    let mut back = Vec::new();
+    for _ in 0..20_000 {
+        world.step(&StepInputs::default(), threads(), &mut Counters::default());
+        back.extend(world.last_impacts().iter().map(|i| i.body));
+        if back.iter().filter(|&&b| b == queued).count() == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        back,
+        vec![queued, queued],
+        "back while the first lane is held"
+    );
+    assert!(world.is_checking(held));
+    release.send(()).unwrap();
+}
+
 /// [`three_plates_deferring`], the worker with a lane of felt checks of
 /// its own (one thread, not held) if `felt_lane`.
 fn three_plates_deferring_with(

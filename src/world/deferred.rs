@@ -24,7 +24,8 @@
 //! holding the device waits to feel, go before those of other bodies
 //! queued ahead of them, on a thread of their own if the worker has one
 //! ([`FractureWorker::with_felt_lane`]), and so does a check that such a
-//! body's impact waits for.
+//! body's impact waits for (taken from the first thread's queue by the
+//! felt lane, which need not wait for the check in hand).
 //!
 //! The checks compute what they would inline, from the same contacts and
 //! the same fracture state; what differs is when their result enters the
@@ -36,7 +37,7 @@ use super::breaking::{run_check, CheckPlan, CheckResult, RigidExchange};
 use super::contacts::{BodyContact, Kinematics};
 use super::{BodyId, World};
 use crate::fracture::{BreakableBody, FractureSettings};
-use crate::worker::Worker;
+use crate::worker::{Lane, Worker};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -111,9 +112,8 @@ pub(super) struct DeferredBatch {
 /// hand on each thread, which is otherwise left to finish alone.
 #[derive(Debug)]
 pub struct FractureWorker {
+    /// Its first lane runs the checks; the second, if any, the felt ones.
     worker: Worker<DeferredBatch, DeferredBatch>,
-    /// The thread of felt checks, if any.
-    felt: Option<Worker<DeferredBatch, DeferredBatch>>,
 }
 
 impl FractureWorker {
@@ -124,51 +124,39 @@ impl FractureWorker {
             batch_runner(threads),
             |batch: &DeferredBatch| batch.checks.iter().any(DeferredCheck::is_felt),
         )?;
-        Ok(Self { worker, felt: None })
+        Ok(Self { worker })
     }
 
-    /// Adds the lane of felt checks: a second thread, running each of
-    /// their batches on `threads`, in submission order. A check already
-    /// queued on the first thread when the person comes to wait for it
-    /// stays there, first of its queue.
+    /// Adds the lane of felt checks: a second thread over the same queue,
+    /// running on `threads` each batch submitted felt, in submission order,
+    /// and, when it has none, the first batch queued for the first thread
+    /// that has become felt since (the person came to wait for it). The
+    /// first thread then runs its batches in submission order.
     pub fn with_felt_lane(mut self, threads: rayon::ThreadPool) -> std::io::Result<Self> {
-        self.felt = Some(Worker::spawn(
-            "tessera-fracture-felt",
-            batch_runner(threads),
-        )?);
+        self.worker
+            .add_second_lane("tessera-fracture-felt", batch_runner(threads))?;
         Ok(self)
     }
 
-    /// Hands `batch` to the lane of felt checks if it is felt and there is
-    /// one, else to the first thread; gives it back if the thread ended.
+    /// Queues `batch` for the lane of felt checks if it is felt, else for
+    /// the first thread; gives it back if the threads ended.
     fn submit(&self, batch: DeferredBatch) -> Result<(), DeferredBatch> {
-        match &self.felt {
-            Some(felt) if batch.checks.iter().any(DeferredCheck::is_felt) => felt.submit(batch),
-            _ => self.worker.submit(batch),
-        }
+        let lane = if batch.checks.iter().any(DeferredCheck::is_felt) {
+            Lane::Second
+        } else {
+            Lane::First
+        };
+        self.worker.submit_to(lane, batch)
+    }
+
+    /// Tells the threads that a queued check may have become felt.
+    fn nudge(&self) {
+        self.worker.nudge();
     }
 
     /// The batches finished so far on either thread, without waiting.
     fn finished(&self) -> impl Iterator<Item = DeferredBatch> + '_ {
-        self.worker
-            .finished()
-            .chain(self.felt.iter().flat_map(Worker::finished))
-    }
-}
-
-impl Drop for FractureWorker {
-    /// Both threads are told to stop at once and waited for together, at
-    /// most 0.5 s in all (`worker::DROP_WAIT`).
-    fn drop(&mut self) {
-        self.worker.stop();
-        if let Some(felt) = &mut self.felt {
-            felt.stop();
-        }
-        let deadline = std::time::Instant::now() + crate::worker::DROP_WAIT;
-        self.worker.end_by(deadline);
-        if let Some(felt) = &mut self.felt {
-            felt.end_by(deadline);
-        }
+        self.worker.finished()
     }
 }
 
@@ -251,6 +239,7 @@ impl World {
             for (_, felt) in deferred.out.iter().filter(|(out, _)| *out == id) {
                 felt.store(true, Ordering::Relaxed);
             }
+            deferred.worker.nudge();
         }
         match deferred.waiting.iter_mut().find(|w| w.plan.id == id) {
             Some(kept) if kept.plan.used_impulse_n_s >= check.plan.used_impulse_n_s => {}
