@@ -232,9 +232,6 @@ impl<J: Send + 'static, R: Send + 'static> Worker<J, R> {
     }
 }
 
-/// The next job `lane`'s thread is to run, waiting for one; `None` once
-/// the worker is stopped. Values to discard, and the jobs of a stopped
-/// worker, are dropped here, on the worker's thread, outside the lock.
 impl<J, R> Worker<J, R> {
     /// Queues `job` for the first thread; returns it back if the worker
     /// has stopped.
@@ -356,6 +353,9 @@ impl<J, R> Drop for Worker<J, R> {
     }
 }
 
+/// The next job `lane`'s thread is to run, waiting for one; `None` once
+/// the worker is stopped. Values to discard, and the jobs of a stopped
+/// worker, are dropped here, on the worker's thread, outside the lock.
 fn next_job<J>(queue: &Queue<J>, lane: Lane, urgent: &Urgency<J>) -> Option<J> {
     let mut state = queue.lock();
     loop {
