@@ -1289,14 +1289,9 @@ fn a_queued_check_the_hand_comes_to_wait_for_runs_on_the_felt_lane() {
     };
     world.step(&inputs, threads(), &mut Counters::default());
     let mut back = Vec::new();
-    for _ in 0..20_000 {
-        world.step(&StepInputs::default(), threads(), &mut Counters::default());
-        back.extend(world.last_impacts().iter().map(|i| i.body));
-        if back.iter().filter(|&&b| b == queued).count() == 2 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    step_until_back(&mut world, &mut back, |_, back| {
+        back.iter().filter(|&&b| b == queued).count() == 2
+    });
     assert_eq!(
         back,
         vec![queued, queued],
@@ -1361,23 +1356,42 @@ fn strike_on(world: &World, plate: BodyId, ball: BodyId) -> BodyContact {
     }
 }
 
-/// Steps `world` (the worker released) until its checks are back; the
-/// bodies of the impact checks in the order they came back, each once.
-fn impacts_in_order(world: &mut World) -> Vec<BodyId> {
-    let mut order = Vec::new();
+/// Steps `world`, sleeping 1 ms after each step to give its checks time
+/// to run, until `done` holds of it and of the bodies of the impact checks
+/// back so far (appended to `back` in the order they came back), or for
+/// 20 000 steps.
+fn step_until_back(
+    world: &mut World,
+    back: &mut Vec<BodyId>,
+    done: impl Fn(&World, &[BodyId]) -> bool,
+) {
     for _ in 0..20_000 {
         world.step(&StepInputs::default(), threads(), &mut Counters::default());
-        for impact in world.last_impacts() {
-            if !order.contains(&impact.body) {
-                order.push(impact.body);
-            }
-        }
-        if world.deferred_checks() == 0 && order.len() == 3 {
-            break;
+        back.extend(world.last_impacts().iter().map(|i| i.body));
+        if done(world, back) {
+            return;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    order
+}
+
+/// Steps `world` (the worker released) until its checks are back; the
+/// bodies of the impact checks in the order they came back, each once.
+fn impacts_in_order(world: &mut World) -> Vec<BodyId> {
+    let first_of_each = |back: &[BodyId]| -> Vec<BodyId> {
+        let mut order = Vec::new();
+        for &body in back {
+            if !order.contains(&body) {
+                order.push(body);
+            }
+        }
+        order
+    };
+    let mut back = Vec::new();
+    step_until_back(world, &mut back, |world, back| {
+        world.deferred_checks() == 0 && first_of_each(back).len() == 3
+    });
+    first_of_each(&back)
 }
 
 /// One step per strike of `strikes` (the plate, and the sub-world's
@@ -1449,24 +1463,16 @@ fn a_felt_check_on_its_own_lane_does_not_wait_for_the_check_in_hand() {
         world.step(&inputs, threads(), &mut Counters::default());
     }
     assert_eq!(world.deferred_checks(), 2, "checks out");
-    // Steps until `out` checks are out; the bodies of the impact checks
-    // that came back meanwhile are appended to `back`.
-    let step_until = |world: &mut World, out: usize, back: &mut Vec<BodyId>| {
-        for _ in 0..20_000 {
-            world.step(&StepInputs::default(), threads(), &mut Counters::default());
-            back.extend(world.last_impacts().iter().map(|i| i.body));
-            if world.deferred_checks() == out {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    };
     let mut back = Vec::new();
-    step_until(&mut world, 1, &mut back);
+    step_until_back(&mut world, &mut back, |world, _| {
+        world.deferred_checks() == 1
+    });
     assert_eq!(back, vec![felt], "back while the first lane is held");
     assert!(world.is_checking(elsewhere));
     release.send(()).unwrap();
-    step_until(&mut world, 0, &mut back);
+    step_until_back(&mut world, &mut back, |world, _| {
+        world.deferred_checks() == 0
+    });
     // Then the held one (and the plates' later bounces, checked in turn).
     assert_eq!(back[..2], [felt, elsewhere], "{back:?}");
 }
