@@ -429,6 +429,71 @@ fn a_deferring_world_lands_the_flat_tile_on_its_face_in_the_step() {
     panic!("the tile never bounced");
 }
 
+/// The haptic sub-world's contacts get the corners that close during
+/// their impact too: its solver, rapier's, reports a tile landing flat on
+/// one corner, as the global world's does. The tile, a member of the
+/// sub-world, lands flat with that one corner reported, and its check's
+/// contact takes the whole tile's momentum, `(1 + e) m v` with the
+/// contact's restitution `e`, as the global world's landing does
+/// (`a_tile_dropped_flat_lands_on_its_face_in_one_impact`); the corner
+/// alone would press a seventh of the mass and turn the tile about it.
+/// (The sub-world, not the check, moves its members: the check's impulse
+/// is what the tile's stresses come from.)
+#[test]
+fn a_sub_world_tile_landing_flat_on_one_reported_corner_lands_on_its_face() {
+    let text = std::fs::read_to_string(scene_path("tile-flat-drop")).unwrap();
+    let text = text.replace("tile:0.15,0.006:58,2", "tile:0.15,0.006:20,2");
+    let scene = Scene::parse(&text, &scene_path("tile-flat-drop")).unwrap();
+    let assets = assets_of(&scene).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+    let (tile, ground) = (world.find("tile").unwrap(), world.find("ground").unwrap());
+    let gap_m = 1e-4;
+    place_above(&mut world, tile, ground, gap_m);
+    let speed_m_s = (2.0 * 9.81 * 0.14f64).sqrt();
+    let pose = world.pose(tile).unwrap();
+    world.set_state(
+        tile,
+        &pose,
+        &Vector3::new(0.0, 0.0, -speed_m_s),
+        &Vector3::zeros(),
+    );
+    let (_, points, _) = world
+        .world_surfaces()
+        .find(|(id, _, _)| *id == tile)
+        .unwrap();
+    let corner = *points
+        .iter()
+        .min_by(|a, b| (a.x + a.y + a.z).total_cmp(&(b.x + b.y + b.z)))
+        .unwrap();
+    let reported = [BodyContact {
+        body: tile,
+        other: Some(ground),
+        point_m: corner,
+        normal: Vector3::new(0.0, 0.0, 1.0),
+        impulse_n_s: 0.05,
+        approach_speed_m_s: speed_m_s,
+        gap_m,
+    }];
+    let inputs = StepInputs {
+        external_contacts: &reported,
+        sub_world_members: &[tile],
+    };
+    world.step(&inputs, threads(), &mut Counters::default());
+    let landing = world
+        .last_impacts()
+        .iter()
+        .find(|i| i.body == tile)
+        .expect("the landing is checked");
+    let contact = landing.contact;
+    let tile_kg = 1738.0 * 0.15 * 0.15 * 0.006;
+    let whole_n_s = (1.0 + contact.restitution) * tile_kg * speed_m_s;
+    assert!(
+        (contact.impulse_n_s / whole_n_s - 1.0).abs() < 0.03,
+        "{} N·s, {whole_n_s} N·s for the whole tile: {landing:?}",
+        contact.impulse_n_s
+    );
+}
+
 /// A deferring world's impact exchanges, once its check is back, the
 /// impulses of the elastic contact inline would: a steel ball dropped
 /// 0.2 m on the tile on its supports leaves most of its energy in the

@@ -262,7 +262,6 @@ impl World {
         // the scan over every contact pair is skipped.
         if self.bodies.iter().flatten().any(|b| b.breakable.is_some()) {
             self.gather_contacts(&outside_sub_world, &mut contacts);
-            self.add_closing_corners(&mut contacts);
         }
         contacts.extend(
             inputs
@@ -270,6 +269,9 @@ impl World {
                 .iter()
                 .filter(|c| breakable(c.body)),
         );
+        // The sub-world's contacts too: its solver, rapier's, finds a body
+        // landing flat on one corner as the global one does.
+        self.add_closing_corners(&mut contacts);
         // Per body in id order: deterministic whatever the pair order.
         contacts.sort_by_key(|c| c.body);
         // Plan every body's check, run them in parallel (each touches only
