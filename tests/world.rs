@@ -23,6 +23,20 @@ fn assets_of(scene: &Scene) -> Result<SceneAssets, tessera::world::WorldError> {
     SceneAssets::load(scene, &MaterialLibrary::builtin(), None, threads(), &|_| {})
 }
 
+/// The text of `tile-flat-drop` with a coarser tile than the shipped one
+/// (20×2 cells), for the tests' time.
+fn coarse_flat_drop_text() -> String {
+    let text = std::fs::read_to_string(scene_path("tile-flat-drop")).unwrap();
+    text.replace("tile:0.15,0.006:58,2", "tile:0.15,0.006:20,2")
+}
+
+/// [`coarse_flat_drop_text`]'s scene and its assets.
+fn coarse_flat_drop() -> (Scene, SceneAssets) {
+    let scene = Scene::parse(&coarse_flat_drop_text(), &scene_path("tile-flat-drop")).unwrap();
+    let assets = assets_of(&scene).unwrap();
+    (scene, assets)
+}
+
 fn load(name: &str) -> (Scene, SceneAssets) {
     let scene = Scene::load(&scene_path(name)).expect("shipped scene is valid");
     let assets = assets_of(&scene).expect("shipped scene builds");
@@ -285,11 +299,7 @@ fn a_falling_ball_lands_and_momentum_follows_gravity() {
 /// contact and its pieces, as it does the target's when the target breaks.
 #[test]
 fn a_dropped_breakable_body_is_the_one_reported() {
-    let text = std::fs::read_to_string(scene_path("tile-flat-drop")).unwrap();
-    // A coarser tile than the shipped one, for the test's time.
-    let text = text.replace("tile:0.15,0.006:58,2", "tile:0.15,0.006:20,2");
-    let scene = Scene::parse(&text, &scene_path("tile-flat-drop")).unwrap();
-    let assets = assets_of(&scene).unwrap();
+    let (scene, assets) = coarse_flat_drop();
     let run = drop_run(
         &scene,
         &assets,
@@ -331,8 +341,7 @@ fn a_dropped_breakable_body_is_the_one_reported() {
 /// alone, and exchanges that much less.
 #[test]
 fn a_tile_dropped_flat_lands_on_its_face_in_one_impact() {
-    let text = std::fs::read_to_string(scene_path("tile-flat-drop")).unwrap();
-    let text = text.replace("tile:0.15,0.006:58,2", "tile:0.15,0.006:20,2");
+    let text = coarse_flat_drop_text();
     let tilted = text.replace(
         "position_m = [0.0, 0.0, 0.02]",
         "position_m = [0.0, 0.0, 0.02]\nrotation_deg = [3.0, 0.0, 0.0]",
@@ -387,10 +396,7 @@ fn a_tile_dropped_flat_lands_on_its_face_in_one_impact() {
 /// first corner alone would give it a fraction of that, and a spin.
 #[test]
 fn a_deferring_world_lands_the_flat_tile_on_its_face_in_the_step() {
-    let text = std::fs::read_to_string(scene_path("tile-flat-drop")).unwrap();
-    let text = text.replace("tile:0.15,0.006:58,2", "tile:0.15,0.006:20,2");
-    let scene = Scene::parse(&text, &scene_path("tile-flat-drop")).unwrap();
-    let assets = assets_of(&scene).unwrap();
+    let (scene, assets) = coarse_flat_drop();
     let restitution = scene.bodies.iter().map(|b| b.restitution).sum::<f64>() / 2.0;
     let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
     let (tile, ground) = (world.find("tile").unwrap(), world.find("ground").unwrap());
@@ -441,10 +447,7 @@ fn a_deferring_world_lands_the_flat_tile_on_its_face_in_the_step() {
 /// is what the tile's stresses come from.)
 #[test]
 fn a_sub_world_tile_landing_flat_on_one_reported_corner_lands_on_its_face() {
-    let text = std::fs::read_to_string(scene_path("tile-flat-drop")).unwrap();
-    let text = text.replace("tile:0.15,0.006:58,2", "tile:0.15,0.006:20,2");
-    let scene = Scene::parse(&text, &scene_path("tile-flat-drop")).unwrap();
-    let assets = assets_of(&scene).unwrap();
+    let (scene, assets) = coarse_flat_drop();
     let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
     let (tile, ground) = (world.find("tile").unwrap(), world.find("ground").unwrap());
     let gap_m = 1e-4;
