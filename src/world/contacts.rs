@@ -178,8 +178,9 @@ impl World {
 }
 
 impl World {
-    /// Appends to `contacts` (the step's, from [`Self::gather_contacts`])
-    /// the corners of struck bodies that close during their impact, as
+    /// Appends to `contacts` (the step's, from [`Self::gather_contacts`],
+    /// and the haptic sub-world's on its members) the corners of struck
+    /// bodies that close during their impact, as
     /// contacts with a gap and no solver impulse. For each body and other
     /// body of a striking contact, these are the vertices of the body's
     /// shape, other than the solver's contacts, that approach the other
