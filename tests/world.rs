@@ -23,6 +23,9 @@ fn assets_of(scene: &Scene) -> Result<SceneAssets, tessera::world::WorldError> {
     SceneAssets::load(scene, &MaterialLibrary::builtin(), None, threads(), &|_| {})
 }
 
+/// Mass of the shipped scenes' 15 cm, 6 mm ceramic tile (1738 kg/m³).
+const TILE_KG: f64 = 1738.0 * 0.15 * 0.15 * 0.006;
+
 /// The text of `tile-flat-drop` with a coarser tile than the shipped one
 /// (20×2 cells), for the tests' time.
 fn coarse_flat_drop_text() -> String {
@@ -314,7 +317,7 @@ fn a_dropped_breakable_body_is_the_one_reported() {
     // It lands at (2 g h)^½ (its first point to touch, to the rotation the
     // solver's contacts on the way give it) and exchanges at most twice
     // its momentum in one step (bouncing back elastically).
-    let tile_kg = 1738.0 * 0.15 * 0.15 * 0.006;
+    let tile_kg = TILE_KG;
     let speed_m_s = (2.0 * 9.81 * 0.02f64).sqrt();
     assert!(
         (landing.approach_speed_m_s - speed_m_s).abs() < 0.2 * speed_m_s,
@@ -364,7 +367,7 @@ fn a_tile_dropped_flat_lands_on_its_face_in_one_impact() {
     };
     let scene = Scene::parse(&text, &scene_path("tile-flat-drop")).unwrap();
     let restitution = scene.bodies.iter().map(|b| b.restitution).sum::<f64>() / 2.0;
-    let tile_kg = 1738.0 * 0.15 * 0.15 * 0.006;
+    let tile_kg = TILE_KG;
     let on_edge = first_landing(&tilted, 0.14);
     let whole_n_s = (1.0 + restitution) * tile_kg * on_edge.approach_speed_m_s;
     assert!(
@@ -488,7 +491,7 @@ fn a_sub_world_tile_landing_flat_on_one_reported_corner_lands_on_its_face() {
         .find(|i| i.body == tile)
         .expect("the landing is checked");
     let contact = landing.contact;
-    let tile_kg = 1738.0 * 0.15 * 0.15 * 0.006;
+    let tile_kg = TILE_KG;
     let whole_n_s = (1.0 + contact.restitution) * tile_kg * speed_m_s;
     assert!(
         (contact.impulse_n_s / whole_n_s - 1.0).abs() < 0.03,
@@ -614,7 +617,7 @@ fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
     let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
     let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
     let tile_mass = world.motion(tile).unwrap().mass_kg;
-    assert!((tile_mass - 1738.0 * 0.15 * 0.15 * 0.006).abs() < 1e-9 * tile_mass);
+    assert!((tile_mass - TILE_KG).abs() < 1e-9 * tile_mass);
     place_above(&mut world, ball, tile, 4.0);
     let mut event = None;
     for _ in 0..1200 {
