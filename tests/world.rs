@@ -297,6 +297,54 @@ fn a_falling_ball_lands_and_momentum_follows_gravity() {
     assert!((at_rest - 0.06).abs() < 2e-3, "ball centre at {at_rest}");
 }
 
+#[test]
+fn a_scene_settles_before_time_zero() {
+    // The ball of BALL_ON_BOX falls 0.14 m (0.17 s) and rests on the box.
+    let scene = parse(&format!("{BALL_ON_BOX}\n[world]\nsettle_s = 1.0\n")).unwrap();
+    let assets = assets_of(&scene).unwrap();
+    let world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
+    assert_eq!((world.time_s(), world.steps()), (0.0, 0));
+    let ball = world.find("ball").unwrap();
+    let z = world.pose(ball).unwrap().translation.z;
+    assert!((z - 0.06).abs() < 2e-3, "ball centre at {z}");
+    let p = world.motion(ball).unwrap().momentum_n_s;
+    assert!(Vector3::from(p).norm() < 1e-4, "{p:?}");
+
+    // The coarse tile lands flat from 17 mm while it settles: no check,
+    // no event, and it lies on its face at time 0.
+    let text = coarse_flat_drop_text()
+        .replace("time_step_s = 0.001", "time_step_s = 0.001\nsettle_s = 0.5");
+    let scene = Scene::parse(&text, &scene_path("tile-flat-drop")).unwrap();
+    let assets = assets_of(&scene).unwrap();
+    let world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
+    assert!(world.events().is_empty());
+    let tile = world.find("tile").unwrap();
+    let z = world.motion(tile).unwrap().com_m[2];
+    assert!((z - 0.003).abs() < 1e-3, "tile centre of mass at {z}");
+
+    for (settle, message) in [
+        ("11.0", "outside 0 to 10 s"),
+        ("-1.0", "outside 0 to 10 s"),
+        ("nan", "outside 0 to 10 s"),
+    ] {
+        let error = parse(&format!("{BALL_ON_BOX}\n[world]\nsettle_s = {settle}\n")).unwrap_err();
+        assert!(
+            error.contains("scenes/test.toml")
+                && error.contains("settle_s")
+                && error.contains(message),
+            "{error}"
+        );
+    }
+    let steps = parse(&format!(
+        "{BALL_ON_BOX}\n[world]\ntime_step_s = 1e-5\nsettle_s = 1.0\n"
+    ))
+    .unwrap_err();
+    assert!(
+        steps.contains("settle_s") && steps.contains("100000 steps"),
+        "{steps}"
+    );
+}
+
 /// `tessera drop` of a breakable body onto a static one (the tile dropped
 /// flat on the floor) reports the dropped body: its landing's computed
 /// contact and its pieces, as it does the target's when the target breaks.

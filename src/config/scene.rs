@@ -61,7 +61,17 @@ pub struct WorldSettings {
     pub static_check_interval_s: f64,
     /// Rapier solver iterations per step.
     pub solver_iterations: usize,
+    /// Simulated time the rigid bodies fall and come to rest before time 0
+    /// (s): a pile built with gaps settles while the scene loads, not in
+    /// the session's first steps. Nothing breaks while it settles.
+    pub settle_s: f64,
 }
+
+/// The most settling a scene may ask for, in time and in steps: a
+/// scene's loading stays bounded whatever its time step.
+pub(crate) const MAX_SETTLE_S: f64 = 10.0;
+/// See [`MAX_SETTLE_S`].
+pub(crate) const MAX_SETTLE_STEPS: f64 = 20_000.0;
 
 impl Default for WorldSettings {
     fn default() -> Self {
@@ -76,6 +86,7 @@ impl Default for WorldSettings {
             impact_speed_m_s: 0.1,
             static_check_interval_s: 0.02,
             solver_iterations: 4,
+            settle_s: 0.0,
         }
     }
 }
@@ -275,6 +286,25 @@ impl Scene {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(invalid("world", field, format!("{value} must be ≥ 0")));
             }
+        }
+        if !(0.0..=MAX_SETTLE_S).contains(&w.settle_s) {
+            return Err(invalid(
+                "world",
+                "settle_s",
+                format!("{} s is outside 0 to {MAX_SETTLE_S} s", w.settle_s),
+            ));
+        }
+        if w.settle_s / w.time_step_s > MAX_SETTLE_STEPS {
+            return Err(invalid(
+                "world",
+                "settle_s",
+                format!(
+                    "{} s is {:.0} steps of {} s, more than {MAX_SETTLE_STEPS}",
+                    w.settle_s,
+                    w.settle_s / w.time_step_s,
+                    crate::limits::readable(w.time_step_s)
+                ),
+            ));
         }
         if w.gravity_m_s2.iter().any(|g| !g.is_finite()) {
             return Err(invalid("world", "gravity_m_s2", "must be finite".into()));

@@ -479,6 +479,19 @@ impl World {
                 });
             }
         }
+        world.settle();
         Ok(world)
+    }
+
+    /// Runs rapier alone for the scene's [`settle_s`](crate::config::WorldSettings::settle_s):
+    /// the bodies fall and come to rest before time 0 (the world's time and
+    /// step count stay 0), with no fracture checks, so that a pile built
+    /// with gaps does not settle in the first steps of a real-time session,
+    /// every body awake, while the haptic thread waits on them.
+    fn settle(&mut self) {
+        let steps = (self.settings.settle_s / self.settings.time_step_s).round() as usize;
+        for _ in 0..steps {
+            self.physics.step();
+        }
     }
 }
