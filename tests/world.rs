@@ -302,7 +302,18 @@ fn a_scene_settles_before_time_zero() {
     // The ball of BALL_ON_BOX falls 0.14 m (0.17 s) and rests on the box.
     let scene = parse(&format!("{BALL_ON_BOX}\n[world]\nsettle_s = 1.0\n")).unwrap();
     let assets = assets_of(&scene).unwrap();
-    let world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
+    let reported = std::sync::Mutex::new(Vec::new());
+    let world = World::from_scene_with(&scene, &assets, 0, threads(), &|done, steps| {
+        reported.lock().unwrap().push((done, steps));
+    })
+    .unwrap();
+    let reported = reported.into_inner().unwrap();
+    // 1 s of 1 ms steps, each reported once, in order.
+    assert_eq!(reported.len(), 1000);
+    assert!(reported
+        .iter()
+        .enumerate()
+        .all(|(i, &r)| r == (i + 1, 1000)));
     assert_eq!((world.time_s(), world.steps()), (0.0, 0));
     let ball = world.find("ball").unwrap();
     let z = world.pose(ball).unwrap().translation.z;

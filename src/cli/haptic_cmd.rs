@@ -661,7 +661,7 @@ fn run_once(
     if let Some(trial) = &config.trial {
         trial.set_haptic(&mut haptic);
     }
-    let mut world = World::from_scene(&scene, &assets, config.seed, &threads)?;
+    let mut world = super::build_world(&scene, &assets, config.seed, &threads)?;
     if config.own_bases {
         enable_own_bases(&mut world, None)?;
     }

@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tessera::config::{MaterialLibrary, BUILTIN_MATERIALS_PATH};
+use tessera::world::World;
 use tracing_subscriber::EnvFilter;
 
 /// tessera: a haptic interaction server for brittle fracture.
@@ -274,6 +275,26 @@ fn material_source(cli: &Cli) -> anyhow::Result<(PathBuf, String)> {
     let text = tessera::assets::read_text(&path)
         .with_context(|| format!("material library {}", path.display()))?;
     Ok((path, text))
+}
+
+/// [`World::from_scene`] with a bar on stderr while the scene settles
+/// (hidden when stderr is not a terminal).
+fn build_world(
+    scene: &tessera::config::Scene,
+    assets: &tessera::world::SceneAssets,
+    seed: u64,
+    threads: &rayon::ThreadPool,
+) -> Result<World, tessera::world::WorldError> {
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template("settling the scene {pos}/{len} steps")
+            .expect("a valid template"),
+    );
+    let world = World::from_scene_with(scene, assets, seed, threads, &|done, steps| {
+        bar.set_length(steps as u64);
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
+    world
 }
 
 /// A spinner on stderr counting operator applications; hidden when stderr is

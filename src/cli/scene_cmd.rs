@@ -11,7 +11,6 @@ use tessera::haptics::SimulationRealtime;
 use tessera::modal::{default_cache_dir, ModalCache};
 use tessera::world::{
     drop_run, Counters, DropRun, EventTimes, FractureEvent, FrameOutput, SceneAssets, StepInputs,
-    World,
 };
 
 /// A scene file, or the name of a shipped scene (`tile-on-supports`).
@@ -360,7 +359,7 @@ pub fn run(args: &RunArgs, cli: &Cli) -> anyhow::Result<()> {
     }
     let (threads, realtime) = tessera::haptics::simulation_threads(args.realtime)?;
     let (scene, assets) = load_scene(&args.scene, args.count, cli, &threads)?;
-    let mut world = World::from_scene(&scene, &assets, args.seed, &threads)?;
+    let mut world = super::build_world(&scene, &assets, args.seed, &threads)?;
     let bodies_start = world.body_count();
     let steps = tessera::limits::simulated_steps(args.seconds, scene.world.time_step_s)
         .with_context(|| format!("--seconds {}", tessera::limits::readable(args.seconds)))?;

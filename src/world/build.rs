@@ -329,12 +329,26 @@ impl World {
     /// Builds the world of `scene`; `assets` must come from
     /// [`SceneAssets::load`] of the same scene. `seed` seeds the weak points
     /// and crack noise (each breakable body gets its own stream from it).
-    /// Intact bodies' fragments are measured on `threads`.
+    /// Intact bodies' fragments are measured on `threads`. The scene's
+    /// [`settle_s`](crate::config::WorldSettings::settle_s) is run before
+    /// it returns.
     pub fn from_scene(
         scene: &Scene,
         assets: &SceneAssets,
         seed: u64,
         threads: &rayon::ThreadPool,
+    ) -> Result<World, WorldError> {
+        Self::from_scene_with(scene, assets, seed, threads, &|_, _| {})
+    }
+
+    /// [`Self::from_scene`], calling `on_settle(steps_done, steps)` after
+    /// each settling step (a large pile takes seconds).
+    pub fn from_scene_with(
+        scene: &Scene,
+        assets: &SceneAssets,
+        seed: u64,
+        threads: &rayon::ThreadPool,
+        on_settle: &dyn Fn(usize, usize),
     ) -> Result<World, WorldError> {
         let mut world = World::new(scene.world.clone(), seed);
         let mut breakable_index = 0u64;
@@ -479,7 +493,7 @@ impl World {
                 });
             }
         }
-        world.settle();
+        world.settle(on_settle);
         Ok(world)
     }
 
@@ -488,10 +502,11 @@ impl World {
     /// step count stay 0), with no fracture checks, so that a pile built
     /// with gaps does not settle in the first steps of a real-time session,
     /// every body awake, while the haptic thread waits on them.
-    fn settle(&mut self) {
+    fn settle(&mut self, on_settle: &dyn Fn(usize, usize)) {
         let steps = (self.settings.settle_s / self.settings.time_step_s).round() as usize;
-        for _ in 0..steps {
+        for done in 1..=steps {
             self.physics.step();
+            on_settle(done, steps);
         }
     }
 }
