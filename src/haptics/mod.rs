@@ -28,9 +28,9 @@ pub use deadlines::Deadlines;
 pub use haptic_loop::{LoopError, Notice};
 pub use keeper::{CommandGaps, DeviceKeeper, KeeperError, KeeperTicks, KeptDevice};
 pub use realtime::{
-    reserve_heap, simulation_threads, CpuPin, HeapReserveError, HostSteal, ParseCpuPinError,
-    PinError, RealtimeReport, SimulationRealtime, KEEPER_PRIORITY, SIMULATION_HEAP_RESERVE_BYTES,
-    SIMULATION_PRIORITY,
+    private_arenas, reserve_heap, simulation_threads, CpuPin, HeapReserveError, HostSteal,
+    ParseCpuPinError, PinError, RealtimeReport, SimulationRealtime, KEEPER_PRIORITY,
+    SIMULATION_HEAP_RESERVE_BYTES, SIMULATION_PRIORITY,
 };
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{

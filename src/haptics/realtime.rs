@@ -192,6 +192,32 @@ pub enum HeapReserveError {
     TimedOut(std::time::Duration),
 }
 
+/// Arenas the allocator may create: one per thread of a session (about 20:
+/// the haptic, simulation, fracture, modal and viewer threads and their
+/// pools), with room to spare.
+const ARENAS_MAX: i32 = 64;
+
+/// Lets every thread the process starts have an allocator arena of its
+/// own; call it first in `main`, before any thread starts. glibc creates
+/// at most 8 arenas per core (16 here) and then hands later threads
+/// arenas that others use, first the main thread's: the haptic thread,
+/// started last, shared one with threads that allocate heavily, and its
+/// allocations inside a tick (rapier's step makes a few) waited on that
+/// arena's lock, 1–5 ms at a time (benches/README.md). With an arena of
+/// its own, no other thread holds its lock but to free a block the haptic
+/// thread allocated. Returns whether the allocator took the setting.
+pub fn private_arenas() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallopt only sets an allocator parameter, in range.
+        unsafe { libc::mallopt(libc::M_ARENA_MAX, ARENAS_MAX) == 1 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
+}
+
 /// Faults in `bytes` of heap for the calling thread and keeps them: the
 /// allocator stops returning freed memory to the system (`M_TRIM_THRESHOLD
 /// = -1`, for the whole process) and serves allocations below 32 MiB from
