@@ -5,8 +5,9 @@
 //! Nothing here allocates in the steady state, takes a lock, or formats a
 //! string; rapier's step of the sub-world does make about two small
 //! allocations a tick (measured in the demo), from the thread's own
-//! allocator arena ([`super::private_arenas`]). In lockstep with a scripted hand, a viewer's controls may hold
-//! the loop at a sync ([`Pacer`], sleeps of at most 2 ms).
+//! allocator arena ([`super::private_arenas`]). In lockstep with a
+//! scripted hand, a viewer's controls may hold the loop at a sync
+//! ([`Pacer`], sleeps of at most 2 ms).
 
 use super::controls::{Gate, Pacer, SessionControls};
 use super::coupling::{ProxyState, VirtualCoupling};

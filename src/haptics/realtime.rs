@@ -192,14 +192,14 @@ pub enum HeapReserveError {
     TimedOut(std::time::Duration),
 }
 
-/// Arenas the allocator may create: one per thread of a session (about 20:
-/// the haptic, simulation, fracture, modal and viewer threads and their
-/// pools), with room to spare.
+/// Arenas the allocator may create: one per thread of a session (about 17
+/// in the demo: the haptic, simulation, fracture, modal and log threads
+/// and their pools; the viewer's add a few), with room to spare.
 const ARENAS_MAX: i32 = 64;
 
 /// Lets every thread the process starts have an allocator arena of its
 /// own; call it first in `main`, before any thread starts. glibc creates
-/// at most 8 arenas per core (16 here) and then hands later threads
+/// at most 8 arenas per core (16 on two cores) and then hands later threads
 /// arenas that others use, first the main thread's: the haptic thread,
 /// started last, shared one with threads that allocate heavily, and its
 /// allocations inside a tick (rapier's step makes a few) waited on that
