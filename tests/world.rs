@@ -321,8 +321,8 @@ fn a_scene_settles_before_time_zero() {
     let p = world.motion(ball).unwrap().momentum_n_s;
     assert!(Vector3::from(p).norm() < 1e-4, "{p:?}");
 
-    // The coarse tile lands flat from 17 mm while it settles: no check,
-    // no event, and it lies on its face at time 0.
+    // The coarse tile lands flat from 17 mm while it settles and lies on
+    // its face at time 0.
     let text = coarse_flat_drop_text()
         .replace("time_step_s = 0.001", "time_step_s = 0.001\nsettle_s = 0.5");
     let scene = Scene::parse(&text, &scene_path("tile-flat-drop")).unwrap();

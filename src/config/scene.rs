@@ -71,7 +71,15 @@ pub struct WorldSettings {
 /// scene's loading stays bounded whatever its time step.
 pub(crate) const MAX_SETTLE_S: f64 = 10.0;
 /// See [`MAX_SETTLE_S`].
-pub(crate) const MAX_SETTLE_STEPS: f64 = 20_000.0;
+pub(crate) const MAX_SETTLE_STEPS: usize = 20_000;
+
+impl WorldSettings {
+    /// The steps of `time_step_s` that `settle_s` takes (rounded); a
+    /// validated scene has at most 20 000.
+    pub fn settle_steps(&self) -> usize {
+        (self.settle_s / self.time_step_s).round() as usize
+    }
+}
 
 impl Default for WorldSettings {
     fn default() -> Self {
@@ -294,14 +302,14 @@ impl Scene {
                 format!("{} s is outside 0 to {MAX_SETTLE_S} s", w.settle_s),
             ));
         }
-        if w.settle_s / w.time_step_s > MAX_SETTLE_STEPS {
+        if w.settle_steps() > MAX_SETTLE_STEPS {
             return Err(invalid(
                 "world",
                 "settle_s",
                 format!(
-                    "{} s is {:.0} steps of {} s, more than {MAX_SETTLE_STEPS}",
+                    "{} s is {} steps of {} s, more than {MAX_SETTLE_STEPS}",
                     w.settle_s,
-                    w.settle_s / w.time_step_s,
+                    w.settle_steps(),
                     crate::limits::readable(w.time_step_s)
                 ),
             ));

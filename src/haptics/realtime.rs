@@ -199,13 +199,11 @@ const ARENAS_MAX: i32 = 64;
 
 /// Lets every thread the process starts have an allocator arena of its
 /// own; call it first in `main`, before any thread starts. glibc creates
-/// at most 8 arenas per core (16 on two cores) and then hands later threads
-/// arenas that others use, first the main thread's: the haptic thread,
-/// started last, shared one with threads that allocate heavily, and its
-/// allocations inside a tick (rapier's step makes a few) waited on that
-/// arena's lock, 1–5 ms at a time (benches/README.md). With an arena of
-/// its own, no other thread holds its lock but to free a block the haptic
-/// thread allocated. Returns whether the allocator took the setting.
+/// at most 8 arenas per core and then hands later threads arenas that
+/// others use: the haptic thread, started last, would share one, and its
+/// allocations inside a tick (rapier's step makes a few) wait on that
+/// arena's lock while another thread holds it (docs/haptics.md). Returns
+/// whether the allocator took the setting.
 pub fn private_arenas() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {

@@ -503,7 +503,7 @@ impl World {
     /// with gaps does not settle in the first steps of a real-time session,
     /// every body awake, while the haptic thread waits on them.
     fn settle(&mut self, on_settle: &dyn Fn(usize, usize)) {
-        let steps = (self.settings.settle_s / self.settings.time_step_s).round() as usize;
+        let steps = self.settings.settle_steps();
         for done in 1..=steps {
             self.physics.step();
             on_settle(done, steps);
