@@ -1188,6 +1188,96 @@ fn a_load_spread_over_a_face_is_solved_directly_however_long_it_stays() {
     assert!(peaks.iter().all(|&p| p == peaks[0]), "{peaks:?}");
 }
 
+/// A tile resting on four pegs is checked with its weight held there; a
+/// ball then strikes it, and the pegs are contacts of the strike. The held
+/// check keeps the unit shapes of the pegs' DOFs at once (a body's weight
+/// stays), so the strike forms the pegs' residual shapes from them, at no
+/// solve, and solves only the ball's load, which it does not keep
+/// (`Counters` counts both kinds). The
+/// strike's stresses are those of the same strike on a tile that was
+/// never held, whose pegs' loads are solved directly, to the static
+/// correction's tolerance.
+#[test]
+fn a_held_support_keeps_its_unit_shapes_for_the_strike_through_it() {
+    let pegs = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+        .map(|(x, y)| Point3::new(0.06 * x, 0.06 * y, 0.0));
+    let weight: Vec<StaticLoad> = pegs
+        .iter()
+        .map(|&point_m| StaticLoad {
+            point_m,
+            force_n: Vector3::z() * 0.25,
+            face: None,
+        })
+        .collect();
+    let peg = Impactor {
+        mass_kg: f64::INFINITY,
+        radius_m: 0.004,
+        ..Impactor::steel_ball()
+    };
+    let mut contacts = strike(0.5);
+    contacts.extend(pegs.iter().map(|&point_m| ContactPoint {
+        point_m,
+        normal: Vector3::z(),
+        impulse_n_s: 0.0,
+        relative_speed_m_s: 0.0,
+        impactor: peg,
+        face: None,
+        gap_m: 0.0,
+    }));
+    let settings = FractureSettings::default();
+    let kept_bytes = |b: &BreakableBody| b.table_bytes().modal.static_correction;
+    let strike_on = |b: &mut BreakableBody| {
+        let mut counters = Counters::default();
+        let outcome = b.impact(&contacts, &settings, threads(), &mut counters);
+        (outcome, counters)
+    };
+
+    let mut held = body(tile(), material("ceramic-tile"), 20, 1);
+    let unheld_bytes = kept_bytes(&held);
+    held.static_load(&weight, &settings, threads(), &mut Counters::default());
+    let held_bytes = kept_bytes(&held);
+    assert!(
+        held_bytes > unheld_bytes,
+        "the held check keeps unit shapes"
+    );
+    let (through_kept, counters) = strike_on(&mut held);
+    assert_eq!(kept_bytes(&held), held_bytes, "the ball's load is not kept");
+    assert_eq!(
+        (
+            counters.residual_loads_solved,
+            counters.residual_loads_from_unit_shapes
+        ),
+        (1, 4),
+        "the ball's load is solved, the pegs' come from their unit shapes"
+    );
+
+    let mut fresh = body(tile(), material("ceramic-tile"), 20, 1);
+    let (direct, counters) = strike_on(&mut fresh);
+    assert_eq!(
+        kept_bytes(&fresh),
+        unheld_bytes,
+        "a passing strike keeps nothing"
+    );
+    assert_eq!(
+        (
+            counters.residual_loads_solved,
+            counters.residual_loads_from_unit_shapes
+        ),
+        (5, 0)
+    );
+
+    let figures = format!(
+        "through kept shapes {:.6e} Pa, direct {:.6e} Pa",
+        through_kept.peak_stress_pa, direct.peak_stress_pa
+    );
+    assert!(direct.peak_stress_pa > 0.0, "{figures}");
+    assert!(
+        (through_kept.peak_stress_pa - direct.peak_stress_pa).abs() <= 1e-3 * direct.peak_stress_pa,
+        "{figures}"
+    );
+    assert_eq!(through_kept.cracks.len(), direct.cracks.len(), "{figures}");
+}
+
 /// The same tile held pressed on its bottom face (the quasi-static check
 /// of a piece resting flat): 100 N at each of the four corners the solver
 /// reports. Spread over the face, the held pressure is balanced by the

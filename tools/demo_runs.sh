@@ -6,7 +6,8 @@
 #   tools/demo_runs.sh [RUNS] [SECONDS] [EXTRA DEMO FLAGS...]
 #
 # SUBCOMMAND=serve in the environment runs `tessera serve` instead (give
-# it `--scene` and `--no-ui` among the flags).
+# it `--scene` and `--no-ui` among the flags). TESSERA_BIN=<path> runs that
+# binary instead of building this checkout's (to alternate two builds).
 #
 # Per run: period error p99 and max (µs), ticks late > 100 µs and > 1 ms
 # (count and share), tick compute max (µs), late syncs, the longest global
@@ -24,8 +25,12 @@ cd "$(dirname "$0")/.."
 runs=${1:-5}
 seconds=${2:-60}
 shift 2 || shift $# || true
-cargo build --release --quiet
-bin=target/release/tessera
+if [[ -n "${TESSERA_BIN:-}" ]]; then
+    bin=$TESSERA_BIN
+else
+    cargo build --release --quiet
+    bin=target/release/tessera
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-4s %7s %8s %9s %9s %9s %11s %10s %9s %12s %9s %9s %9s %10s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max late_syncs step_max rigid/solver fractures feel_mean feel_max world_mean steal_all steal_hcpu clock_lag

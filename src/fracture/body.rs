@@ -51,6 +51,9 @@ pub struct BreakableBody {
     /// [`super::impact::STAYING_CHECKS`] impact or held-load checks, which
     /// decide how the next check's residual shapes are solved.
     pub(super) recent_load_dofs: std::collections::VecDeque<Vec<Vec<usize>>>,
+    /// The DOFs (sorted) of the body's last held-load check: its
+    /// supports, whose loads in a strike are formed from kept unit shapes.
+    pub(super) held_load_dofs: Vec<usize>,
     /// The modal states of the last impact's samples, for
     /// [`Self::last_impact_stress`]; `None` before the body's first.
     pub(super) last_impact_states: Option<Arc<[f32]>>,
@@ -166,6 +169,7 @@ impl BreakableBody {
             material,
             impacts: 0,
             recent_load_dofs: Default::default(),
+            held_load_dofs: Vec::new(),
             last_impact_states: None,
             last_impact_residual: None,
             held: false,
@@ -337,6 +341,7 @@ impl BreakableBody {
             // A fragment's impacts are its own.
             impacts: 0,
             recent_load_dofs: Default::default(),
+            held_load_dofs: Vec::new(),
             last_impact_states: None,
             last_impact_residual: None,
             last_impact_threshold_pa: self.material.rankine_threshold_pa,
@@ -419,6 +424,7 @@ impl BreakableBody {
             crack_seed: self.crack_seed,
             impacts: 0,
             recent_load_dofs: Default::default(),
+            held_load_dofs: Vec::new(),
             last_impact_states: None,
             last_impact_residual: None,
             last_impact_threshold_pa: self.material.rankine_threshold_pa,

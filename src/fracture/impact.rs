@@ -269,9 +269,10 @@ pub struct ImpactOutcome {
     pub new_fragments: Vec<u32>,
 }
 
-/// Wall time of the engine's phases, accumulated over calls by the caller
-/// that owns it and kept apart from the physical [`ImpactOutcome`] (as
-/// rapier keeps its `Counters` apart from the simulation state).
+/// Wall time of the engine's phases and counts of its work, accumulated
+/// over calls by the caller that owns it and kept apart from the physical
+/// [`ImpactOutcome`] (as rapier keeps its `Counters` apart from the
+/// simulation state).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Counters {
     /// Modal response, stress screening and crack starts (s).
@@ -282,14 +283,23 @@ pub struct Counters {
     /// strength scales (σ₁ at every stress point at the peak's sample and
     /// the effective size, s; [`Strength`]).
     pub strength_s: f64,
+    /// Contact loads whose static-correction residual shape was solved
+    /// directly, a column each (a passing touch).
+    pub residual_loads_solved: u64,
+    /// Contact loads whose residual shape was formed from kept unit shapes
+    /// ([`crate::modal::StaticCorrection::point_load_shapes`]: a support,
+    /// a resting piece).
+    pub residual_loads_from_unit_shapes: u64,
 }
 
 impl Counters {
-    /// Adds `other`'s times to these.
+    /// Adds `other`'s times and counts to these.
     pub fn add(&mut self, other: &Counters) {
         self.initiation_s += other.initiation_s;
         self.propagation_s += other.propagation_s;
         self.strength_s += other.strength_s;
+        self.residual_loads_solved += other.residual_loads_solved;
+        self.residual_loads_from_unit_shapes += other.residual_loads_from_unit_shapes;
     }
 }
 
@@ -374,16 +384,20 @@ impl BreakableBody {
     /// The residual shapes of `loads` (one per contact, per unit force; a
     /// column each, m per N), or `None` without the static correction.
     ///
-    /// A load on the same DOFs as a load of each of the body's last
-    /// [`STAYING_CHECKS`] checks (a contact that stays: a support, a
-    /// resting piece) is formed from the basis's kept unit shapes, solved
-    /// once per DOF ([`StaticCorrection::point_load_shapes`]), if the unit
-    /// shapes of all such loads fit in what the basis keeps
+    /// A load that stays is formed from the basis's kept unit shapes,
+    /// solved once per DOF ([`StaticCorrection::point_load_shapes`]), if
+    /// the unit shapes of all such loads fit in what the basis keeps
     /// ([`StaticCorrection::keeps_unit_shapes_of`]: not a face's pressure,
     /// nor a large body's); any other load (a passing touch) is solved
-    /// directly, one column instead of one per DOF. The choice depends on
-    /// the body's own checks and its mesh only, so a replay makes it as
-    /// the session did.
+    /// directly, one column instead of one per DOF. A load stays if it is
+    /// `held` (the weight a body rests with: a plate on its supports, a
+    /// pile on a piece), if it lies on the same DOFs as a load of each of
+    /// the body's last [`STAYING_CHECKS`] checks, or if it lies on the
+    /// DOFs of the body's last held load (a support, in a strike on the
+    /// plate it holds: its unit shapes were solved for the weight, so it
+    /// costs no solve). The choice depends on the body's own checks and
+    /// its mesh only, not on the unit shapes kept now (bodies of one mesh
+    /// share them), so a replay makes it as the session did.
     ///
     /// A fragment that still vibrates in its parent's modes (a body with a
     /// region) gets none: the parent's stiffness would carry its load
@@ -394,7 +408,9 @@ impl BreakableBody {
     fn residual_shapes(
         &mut self,
         loads: &[Vec<(usize, f64)>],
+        held: bool,
         settings: &FractureSettings,
+        counters: &mut Counters,
     ) -> Option<faer::Mat<f64>> {
         let load_dofs: Vec<Vec<usize>> = loads
             .iter()
@@ -408,23 +424,26 @@ impl BreakableBody {
         let stays: Vec<bool> = load_dofs
             .iter()
             .map(|dofs| {
-                self.recent_load_dofs.len() == STAYING_CHECKS
+                let recurs = self.recent_load_dofs.len() == STAYING_CHECKS
                     && self
                         .recent_load_dofs
                         .iter()
-                        .all(|check| check.contains(dofs))
+                        .all(|check| check.contains(dofs));
+                let on_supports = dofs
+                    .iter()
+                    .all(|dof| self.held_load_dofs.binary_search(dof).is_ok());
+                held || recurs || on_supports
             })
             .collect();
-        let mut staying_dofs: Vec<usize> = (0..loads.len())
-            .filter(|&c| stays[c])
-            .flat_map(|c| load_dofs[c].iter().copied())
-            .collect();
-        staying_dofs.sort_unstable();
-        staying_dofs.dedup();
+        if held {
+            self.held_load_dofs = load_dofs.concat();
+            self.held_load_dofs.sort_unstable();
+            self.held_load_dofs.dedup();
+        }
         if self.recent_load_dofs.len() == STAYING_CHECKS {
             self.recent_load_dofs.pop_front();
         }
-        self.recent_load_dofs.push_back(load_dofs);
+        self.recent_load_dofs.push_back(load_dofs.clone());
         if !settings.static_correction || loads.is_empty() || self.region.is_some() {
             return None;
         }
@@ -432,9 +451,17 @@ impl BreakableBody {
         let eigenvalues = &self.basis.eigenvalues[..];
         let modes = self.basis.shapes.as_ref();
         let n = correction.dofs();
+        let mut staying_dofs: Vec<usize> = (0..loads.len())
+            .filter(|&c| stays[c])
+            .flat_map(|c| load_dofs[c].iter().copied())
+            .collect();
+        staying_dofs.sort_unstable();
+        staying_dofs.dedup();
         let keeps = correction.keeps_unit_shapes_of(staying_dofs.len());
         let (staying, new): (Vec<usize>, Vec<usize>) =
             (0..loads.len()).partition(|&c| keeps && stays[c]);
+        counters.residual_loads_solved += new.len() as u64;
+        counters.residual_loads_from_unit_shapes += staying.len() as u64;
         let mut shapes = faer::Mat::<f64>::zeros(n, loads.len());
         if !staying.is_empty() {
             let kept: Vec<&[(usize, f64)]> = staying.iter().map(|&c| &loads[c][..]).collect();
@@ -638,7 +665,7 @@ impl BreakableBody {
             })
             .collect();
         let gains: Vec<f64> = loads.iter().flat_map(|l| self.modal_force(l)).collect();
-        let residual_shapes = self.residual_shapes(&loads, settings);
+        let residual_shapes = self.residual_shapes(&loads, false, settings, counters);
         let residual_compliance = residual_shapes
             .as_ref()
             .map_or_else(Vec::new, |r| self.residual_compliance(&contacts, &loads, r));
@@ -899,9 +926,11 @@ impl BreakableBody {
         } else {
             vec![held_load]
         };
-        let residual = self.residual_shapes(&held_loads, settings).map(|shapes| {
-            ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes)
-        });
+        let residual = self
+            .residual_shapes(&held_loads, true, settings, counters)
+            .map(|shapes| {
+                ResidualField::new(self.basis.elastic_mesh(&self.mesh), &self.material, &shapes)
+            });
         let unit_force = [1.0f32];
         self.fracture_from_modal_states(
             &z,
@@ -1180,6 +1209,7 @@ impl BreakableBody {
             initiation_s,
             strength_s,
             propagation_s: phase.elapsed().as_secs_f64() - (initiation_s - initiation_before_s),
+            ..Counters::default()
         });
         ImpactOutcome {
             contact_duration_s: 0.0,

@@ -43,7 +43,7 @@
 //! and a body's contacts come back to the same DOFs check after check (a
 //! plate on its supports, a pile settling). [`StaticCorrection::point_load_shapes`]
 //! therefore solves the shape of a unit load on each DOF once, keeps it
-//! (least recently used dropped past `UNIT_SHAPE_CACHE_BYTES`), and
+//! (least recently used dropped past [`StaticCorrection::unit_shape_cap_bytes`]), and
 //! forms each load's shape by linearity, `r(p) = Σ_d p_d r(e_d)`. Unit
 //! shapes are solved in batches of exactly `UNIT_BATCH` columns on one
 //! thread: faer's solve rounds a column differently for different column
@@ -75,9 +75,17 @@ const MAX_ITERATIONS: usize = 50;
 /// fixed, so that a shape's rounding does not depend on its batch.
 const UNIT_BATCH: usize = 8;
 
-/// Bytes of unit shapes one correction keeps: the 5 contacts of a plate on
-/// its pegs and a ball (45 DOFs) on a 30 000-DOF body, with room to spare.
+/// Bytes of unit shapes a correction keeps at least: the 5 contacts of a
+/// plate on its pegs and a ball (45 DOFs) on a 30 000-DOF body, with room
+/// to spare.
 const UNIT_SHAPE_CACHE_BYTES: usize = 16 << 20;
+
+/// The factor's bytes per byte of unit shapes a larger body's correction
+/// may keep beside it (`StaticCorrection::unit_shape_cap_bytes`): the kept
+/// shapes add at most a quarter to what the correction holds anyway. A
+/// 40k-tet quadratic tile on four pegs (72 DOFs of 205k) keeps 118 MB
+/// beside its 887 MB factor.
+const FACTOR_BYTES_PER_UNIT_SHAPE_BYTE: usize = 4;
 
 /// The factor of `K − σM` of a body and what the residual shapes need
 /// beside it.
@@ -160,8 +168,18 @@ impl StaticCorrection {
             + self.unit_shapes().bytes
     }
 
+    /// Bytes of unit shapes this correction keeps at most: 16 MiB, or a
+    /// quarter of its factor's bytes if that is more. The shapes a body's
+    /// supports need grow with its DOFs as the factor does (faster: a
+    /// contact patch covers more DOFs on a finer mesh), so a fixed cap
+    /// would keep none of them on a large body; a share of the factor
+    /// bounds them by what the body costs already.
+    pub fn unit_shape_cap_bytes(&self) -> usize {
+        UNIT_SHAPE_CACHE_BYTES.max(self.factor.bytes() / FACTOR_BYTES_PER_UNIT_SHAPE_BYTE)
+    }
+
     /// Whether the unit shapes of `dof_count` DOFs fit in what a
-    /// correction keeps (`UNIT_SHAPE_CACHE_BYTES`): only then does solving
+    /// correction keeps ([`Self::unit_shape_cap_bytes`]): only then does solving
     /// them once ([`Self::point_load_shapes`]) pay for later checks, and
     /// only then is what that call holds at once bounded. A load spread
     /// over a face (a tile resting flat) has thousands of DOFs, whose unit
@@ -170,7 +188,7 @@ impl StaticCorrection {
     pub fn keeps_unit_shapes_of(&self, dof_count: usize) -> bool {
         dof_count
             .checked_mul(self.dofs() * std::mem::size_of::<f64>())
-            .is_some_and(|bytes| bytes <= UNIT_SHAPE_CACHE_BYTES)
+            .is_some_and(|bytes| bytes <= self.unit_shape_cap_bytes())
     }
 
     fn unit_shapes(&self) -> std::sync::MutexGuard<'_, UnitShapes> {
@@ -411,9 +429,10 @@ impl StaticCorrection {
             })
             .collect();
         if !solved.is_empty() {
+            let cap_bytes = self.unit_shape_cap_bytes();
             let mut kept = self.unit_shapes();
             for (dof, shape) in solved.into_iter().flatten() {
-                kept.insert(dof, Arc::clone(&shape), UNIT_SHAPE_CACHE_BYTES);
+                kept.insert(dof, Arc::clone(&shape), cap_bytes);
                 shapes.insert(dof, shape);
             }
         }
