@@ -1188,27 +1188,35 @@ fn a_load_spread_over_a_face_is_solved_directly_however_long_it_stays() {
     assert!(peaks.iter().all(|&p| p == peaks[0]), "{peaks:?}");
 }
 
-/// A tile resting on four pegs is checked with its weight held there; a
-/// ball then strikes it, and the pegs are contacts of the strike. The held
-/// check keeps the unit shapes of the pegs' DOFs at once (a body's weight
-/// stays), so the strike forms the pegs' residual shapes from them, at no
-/// solve, and solves only the ball's load, which it does not keep
-/// (`Counters` counts both kinds). The
-/// strike's stresses are those of the same strike on a tile that was
+/// A tile resting on four pegs is checked with its weight held there,
+/// twice, the solver's contact points having moved to the next cells in
+/// between; a ball then strikes it, and the pegs, back at the first
+/// points, are contacts of the strike. The held checks keep the unit
+/// shapes of the pegs' DOFs at once (a body's weight stays), so the strike
+/// forms the pegs' residual shapes from them, at no solve, and solves only
+/// the ball's load, which it does not keep (`Counters` counts both kinds).
+/// The strike's stresses are those of the same strike on a tile that was
 /// never held, whose pegs' loads are solved directly, to the static
 /// correction's tolerance.
 #[test]
 fn a_held_support_keeps_its_unit_shapes_for_the_strike_through_it() {
-    let pegs = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
-        .map(|(x, y)| Point3::new(0.06 * x, 0.06 * y, 0.0));
-    let weight: Vec<StaticLoad> = pegs
-        .iter()
-        .map(|&point_m| StaticLoad {
-            point_m,
-            force_n: Vector3::z() * 0.25,
-            face: None,
-        })
-        .collect();
+    // The tile's cells are 7.5 mm wide and 0.06 m is a cell boundary:
+    // 2 mm on either side are points in different cells.
+    let corners = |offset_m: f64| {
+        [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+            .map(|(x, y)| Point3::new(offset_m * x, offset_m * y, 0.0))
+    };
+    let pegs = corners(0.062);
+    let weight = |points: [Point3<f64>; 4]| -> Vec<StaticLoad> {
+        points
+            .iter()
+            .map(|&point_m| StaticLoad {
+                point_m,
+                force_n: Vector3::z() * 0.25,
+                face: None,
+            })
+            .collect()
+    };
     let peg = Impactor {
         mass_kg: f64::INFINITY,
         radius_m: 0.004,
@@ -1234,7 +1242,14 @@ fn a_held_support_keeps_its_unit_shapes_for_the_strike_through_it() {
 
     let mut held = body(tile(), material("ceramic-tile"), 20, 1);
     let unheld_bytes = kept_bytes(&held);
-    held.static_load(&weight, &settings, threads(), &mut Counters::default());
+    for points in [pegs, corners(0.058)] {
+        held.static_load(
+            &weight(points),
+            &settings,
+            threads(),
+            &mut Counters::default(),
+        );
+    }
     let held_bytes = kept_bytes(&held);
     assert!(
         held_bytes > unheld_bytes,

@@ -51,7 +51,7 @@ pub struct BreakableBody {
     /// [`super::impact::STAYING_CHECKS`] impact or held-load checks, which
     /// decide how the next check's residual shapes are solved.
     pub(super) recent_load_dofs: std::collections::VecDeque<Vec<Vec<usize>>>,
-    /// The DOFs (sorted) of the body's last held-load check: its
+    /// The DOFs (sorted) of the body's held-load checks so far: its
     /// supports, whose loads in a strike are formed from kept unit shapes.
     pub(super) held_load_dofs: Vec<usize>,
     /// The modal states of the last impact's samples, for

@@ -392,10 +392,10 @@ impl BreakableBody {
     /// directly, one column instead of one per DOF. A load stays if it is
     /// `held` (the weight a body rests with: a plate on its supports, a
     /// pile on a piece), if it lies on the same DOFs as a load of each of
-    /// the body's last [`STAYING_CHECKS`] checks, or if it lies on the
-    /// DOFs of the body's last held load (a support, in a strike on the
-    /// plate it holds: its unit shapes were solved for the weight, so it
-    /// costs no solve). The choice depends on the body's own checks and
+    /// the body's last [`STAYING_CHECKS`] checks, or if it lies on DOFs of
+    /// the body's held loads (a support, in a strike on the plate it
+    /// holds: its unit shapes were solved for the weight, so it costs no
+    /// solve). The choice depends on the body's own checks and
     /// its mesh only, not on the unit shapes kept now (bodies of one mesh
     /// share them), so a replay makes it as the session did.
     ///
@@ -436,7 +436,10 @@ impl BreakableBody {
             })
             .collect();
         if held {
-            self.held_load_dofs = load_dofs.concat();
+            // The union over the body's held checks: the solver's contact
+            // points on a support move between a few neighbouring faces
+            // from step to step. At most the body's DOFs.
+            self.held_load_dofs.extend(load_dofs.iter().flatten());
             self.held_load_dofs.sort_unstable();
             self.held_load_dofs.dedup();
         }
