@@ -395,9 +395,9 @@ impl BreakableBody {
     /// the body's last [`STAYING_CHECKS`] checks, or if it lies on DOFs of
     /// the body's held loads (a support, in a strike on the plate it
     /// holds: its unit shapes were solved for the weight, so it costs no
-    /// solve). The choice depends on the body's own checks and
-    /// its mesh only, not on the unit shapes kept now (bodies of one mesh
-    /// share them), so a replay makes it as the session did.
+    /// solve). The choice depends on the body's own checks and its mesh
+    /// only, not on the unit shapes kept now (bodies of one mesh share
+    /// them), so a replay makes it as the session did.
     ///
     /// A fragment that still vibrates in its parent's modes (a body with a
     /// region) gets none: the parent's stiffness would carry its load

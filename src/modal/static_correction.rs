@@ -43,8 +43,9 @@
 //! and a body's contacts come back to the same DOFs check after check (a
 //! plate on its supports, a pile settling). [`StaticCorrection::point_load_shapes`]
 //! therefore solves the shape of a unit load on each DOF once, keeps it
-//! (least recently used dropped past [`StaticCorrection::unit_shape_cap_bytes`]), and
-//! forms each load's shape by linearity, `r(p) = Σ_d p_d r(e_d)`. Unit
+//! (least recently used dropped past
+//! [`StaticCorrection::unit_shape_cap_bytes`]), and forms each load's
+//! shape by linearity, `r(p) = Σ_d p_d r(e_d)`. Unit
 //! shapes are solved in batches of exactly `UNIT_BATCH` columns on one
 //! thread: faer's solve rounds a column differently for different column
 //! counts, but alike whichever columns share its batch, so a DOF's shape has
@@ -179,8 +180,8 @@ impl StaticCorrection {
     }
 
     /// Whether the unit shapes of `dof_count` DOFs fit in what a
-    /// correction keeps ([`Self::unit_shape_cap_bytes`]): only then does solving
-    /// them once ([`Self::point_load_shapes`]) pay for later checks, and
+    /// correction keeps ([`Self::unit_shape_cap_bytes`]): only then does
+    /// solving them once ([`Self::point_load_shapes`]) pay for later checks, and
     /// only then is what that call holds at once bounded. A load spread
     /// over a face (a tile resting flat) has thousands of DOFs, whose unit
     /// shapes would take minutes to solve and gigabytes to hold, where one
