@@ -192,13 +192,18 @@ pub enum HeapReserveError {
     TimedOut(std::time::Duration),
 }
 
-/// Arenas the allocator may create: one per thread of a session (about 17
-/// in the demo: the haptic, simulation, fracture, modal and log threads
-/// and their pools; the viewer's add a few), with room to spare.
-const ARENAS_MAX: i32 = 64;
+/// Arenas the allocator may create at least: one per thread of a session
+/// (about 17 in the demo on 2 cores: the haptic, simulation, fracture,
+/// modal and log threads and their pools; the viewer's add a few), with
+/// room to spare.
+const ARENAS_MIN: usize = 64;
+/// Arenas per core beside [`ARENAS_MIN`]: the pools grow with the cores,
+/// and glibc's own limit (8 per core) must never be lowered.
+const ARENAS_PER_CORE: usize = 16;
 
 /// Lets every thread the process starts have an allocator arena of its
-/// own; call it first in `main`, before any thread starts. glibc creates
+/// own (up to 64 or 16 per core, whichever is more); call it first in
+/// `main`, before any thread starts. glibc creates
 /// at most 8 arenas per core and then hands later threads arenas that
 /// others use: the haptic thread, started last, would share one, and its
 /// allocations inside a tick (rapier's step makes a few) wait on that
@@ -207,8 +212,11 @@ const ARENAS_MAX: i32 = 64;
 pub fn private_arenas() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let arenas = ARENAS_MIN.max(ARENAS_PER_CORE.saturating_mul(cores));
+        let arenas = i32::try_from(arenas).unwrap_or(i32::MAX);
         // SAFETY: mallopt only sets an allocator parameter, in range.
-        unsafe { libc::mallopt(libc::M_ARENA_MAX, ARENAS_MAX) == 1 }
+        unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) == 1 }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
