@@ -13,6 +13,10 @@ const CHROMIUM_ARGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
 ];
 const TIMEOUT_MS = 60_000;
+// A lockstep replay waits at a break for its fragments' modal analyses
+// (each tens of seconds in a test build on two busy cores), so the waits
+// across a break allow for several.
+const BREAK_TIMEOUT_MS = 600_000;
 
 function check(condition, message) {
   if (!condition) throw new Error(message);
@@ -98,11 +102,13 @@ async function settle(page) {
 
     // The break (the first fracture that leaves pieces; an earlier strike
     // may only crack the tile): the page's bodies are the server's.
-    await page.waitForFunction(() => tessera.fractures.some((f) => f.fragments.length > 0));
+    await page.waitForFunction(
+      () => tessera.fractures.some((f) => f.fragments.length > 0), null, { timeout: BREAK_TIMEOUT_MS },
+    );
     const breakTime = await page.evaluate(
       () => tessera.fractures.find((f) => f.fragments.length > 0).time_s,
     );
-    await page.waitForFunction((t) => tessera.time_s > t + 0.3, breakTime);
+    await page.waitForFunction((t) => tessera.time_s > t + 0.3, breakTime, { timeout: BREAK_TIMEOUT_MS });
     await page.click('#play');
     await page.waitForFunction(() => tessera.status?.paused === true);
     await settle(page);

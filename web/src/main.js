@@ -39,6 +39,9 @@ const state = {
   scenes: 0,
   fractures: [],
   fps: 0,
+  // Draw every animation frame, changed or not (tools/viewer_fps.sh
+  // measures the drawing rate the page can reach).
+  continuous: false,
   lastError: null,
   answers: [],
   bodies: () => view.bodies.size,
@@ -69,6 +72,7 @@ function send(message) {
 }
 
 function receive(message) {
+  view.dirty = true;
   switch (message.type) {
     case 'scene':
       state.scenes += 1;
@@ -184,11 +188,12 @@ timeline.onchange = () => {
 
 for (const [id, key] of [['show-contacts', 'contacts'], ['show-force', 'force'], ['show-ghost', 'ghost']]) {
   const box = document.getElementById(id);
-  box.onchange = () => { view.show[key] = box.checked; };
+  box.onchange = () => { view.show[key] = box.checked; view.dirty = true; };
 }
 const stressBox = document.getElementById('show-stress');
 stressBox.onchange = () => {
   view.setShowStress(stressBox.checked);
+  view.dirty = true;
   document.getElementById('stress-legend').hidden = !stressBox.checked;
 };
 
@@ -206,12 +211,13 @@ document.addEventListener('keydown', (event) => {
   }
 });
 
-// Render every animation frame; count them for the page's frame rate.
+// Draw at most once per animation frame, and only what changed; count the
+// draws for the page's frame rate.
 let frames = 0;
 let since = performance.now();
 function animate(now) {
-  view.render();
-  frames += 1;
+  if (state.continuous) view.dirty = true;
+  if (view.render()) frames += 1;
   if (now - since >= 1000) {
     state.fps = (frames * 1000) / (now - since);
     frames = 0;

@@ -48,6 +48,10 @@ export class SceneView {
     this.camera.position.set(0.6, -0.9, 0.6);
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.enableDamping = true;
+    // Drawn only when something changed (a message, a toggle, the camera):
+    // a software rasteriser drawing an unchanged scene every animation
+    // frame takes a core from the server on the same machine.
+    this.dirty = true;
 
     this.scene.add(new THREE.HemisphereLight(0xdde6f0, 0x3a3228, 0.9));
     this.sun = new THREE.DirectionalLight(0xffffff, 2.0);
@@ -82,6 +86,7 @@ export class SceneView {
     this.renderer.setSize(w, h, false);
     this.camera.aspect = w / h;
     this.camera.updateProjectionMatrix();
+    this.dirty = true;
   }
 
   // Everything from a `scene` message (also after a restart).
@@ -271,8 +276,13 @@ export class SceneView {
     this.framed = true;
   }
 
+  // Draws the scene if it changed since the last draw (the camera still
+  // moving under damping counts); returns whether it drew.
   render() {
-    this.controls.update();
+    const moved = this.controls.update();
+    if (!moved && !this.dirty) return false;
+    this.dirty = false;
     this.renderer.render(this.scene, this.camera);
+    return true;
   }
 }
