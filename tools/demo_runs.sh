@@ -10,13 +10,15 @@
 # binary instead of building this checkout's (to alternate two builds).
 #
 # Per run: period error p99 and max (µs), ticks late > 100 µs and > 1 ms
-# (count and share), tick compute max (µs), late syncs, the longest global
-# step (ms; a step longer than the sync period makes a sync late), the
-# impacts checked beside the steps that exchanged the rigid contact's
-# impulses / kept the solver's in their step (docs/world.md), fractures, the
-# fracture-to-feel latency (mean and max ms, from a strike to its fragments
-# in the sub-world; "-" without a felt fracture), the mean latency of every
-# fracture, felt or not (`fracture_to_world`, ms), and the
+# (count and share), tick compute max (µs) with the haptic thread's CPU
+# time in that tick (µs) and its waits/preemptions there (docs/haptics.md:
+# a tick far off its CPU with neither was the host's), late syncs, the
+# longest global step (ms; a step longer than the sync period makes a sync
+# late), the impacts checked beside the steps that exchanged the rigid
+# contact's impulses / kept the solver's in their step (docs/world.md),
+# fractures, the fracture-to-feel latency (mean and max ms, from a strike
+# to its fragments in the sub-world; "-" without a felt fracture), the mean
+# latency of every fracture, felt or not (`fracture_to_world`, ms), and the
 # CPU time the host took from this VM during the run (the summary's
 # `host_steal`: all CPUs, and the haptic thread's CPU; 0 on bare metal), and
 # how far the session clock fell behind the wall clock through overruns (ms).
@@ -33,7 +35,7 @@ else
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-4s %7s %8s %9s %9s %9s %11s %10s %9s %12s %9s %9s %9s %10s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max late_syncs step_max rigid/solver fractures feel_mean feel_max world_mean steal_all steal_hcpu clock_lag
+printf '%-4s %7s %8s %9s %9s %9s %11s %9s %10s %10s %9s %12s %9s %9s %9s %10s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max on_cpu_us waits/pre late_syncs step_max rigid/solver fractures feel_mean feel_max world_mean steal_all steal_hcpu clock_lag
 for i in $(seq 1 "$runs"); do
   if ! "$bin" "${SUBCOMMAND:-demo}" --seconds "$seconds" --json "$@" >"$out/run.json" 2>"$out/stderr"; then
     cat "$out/stderr" >&2
@@ -50,9 +52,10 @@ steal = s.get("host_steal") or {}
 fmt = lambda v: "-" if v is None else "%.0f" % v
 feel = s.get("fracture_to_feel") or {}
 world = s.get("fracture_to_world") or {}
-print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %10d %9.1f %12s %9d %9s %9s %10s %9s %9s %9.1f" % (
+print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %9.0f %10s %10d %9.1f %12s %9d %9s %9s %10s %9s %9s %9.1f" % (
     run, e["p99"], e["max"], h["late_over_100us"], h["late_over_1ms"], share,
-    h["compute_us"]["max"], s["syncs"]["late"], s["syncs"]["global_step_ms_max"],
+    h["compute_us"]["max"], h["slowest_tick"]["on_cpu_us"],
+    "%d/%d" % (h["slowest_tick"]["waits"], h["slowest_tick"]["preemptions"]), s["syncs"]["late"], s["syncs"]["global_step_ms_max"],
     "%d/%d" % (s["syncs"]["rigid_exchanges"], s["syncs"]["solver_exchanges"]),
     len(s["fractures"]),
     fmt(feel.get("mean_ms")), fmt(feel.get("max_ms")), fmt(world.get("mean_ms")),

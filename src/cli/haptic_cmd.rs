@@ -907,10 +907,14 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
         h.clock_lag_ms
     );
     println!(
-        "tick compute: p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs; sub-world {:.1} bodies on average, {} at most",
+        "tick compute: p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs (tick {}: {:.0} µs on the CPU, {} waits, {} preemptions); sub-world {:.1} bodies on average, {} at most",
         h.compute_us.p50,
         h.compute_us.p99,
         h.compute_us.max,
+        h.slowest_tick.tick,
+        h.slowest_tick.on_cpu_us,
+        h.slowest_tick.waits,
+        h.slowest_tick.preemptions,
         summary.sub_world_mean_bodies,
         h.max_sub_world_bodies
     );

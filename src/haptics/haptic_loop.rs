@@ -12,8 +12,9 @@
 use super::controls::{Gate, Pacer, SessionControls};
 use super::coupling::{ProxyState, VirtualCoupling};
 use super::deadlines::Deadlines;
+use super::realtime;
 use super::scaling::{Motion, Scaling, Wrench};
-use super::stats::LoopRecorder;
+use super::stats::{LoopRecorder, SlowestTick};
 use super::sync::{Exchange, SyncDown, SyncUp};
 use crate::device::{
     ControlMode, Device, DeviceCommand, DeviceError, DeviceState, HandTrajectory, Safety,
@@ -254,6 +255,8 @@ impl HapticLoop {
                 sleeper.sleep_until(deadlines.due(tick));
             }
             let woke = Instant::now();
+            let woke_on_cpu_s = realtime::thread_cpu_s();
+            let woke_switches = realtime::thread_switches();
             let lateness_us = if self.config.lockstep {
                 0.0
             } else {
@@ -270,6 +273,16 @@ impl HapticLoop {
             self.state.waited_s = 0.0;
             self.run.stats.lateness.record(lateness_us);
             self.run.stats.compute.record(compute_us);
+            if compute_us > self.run.stats.slowest_tick.compute_us {
+                let switches = realtime::thread_switches();
+                self.run.stats.slowest_tick = SlowestTick {
+                    tick,
+                    compute_us,
+                    on_cpu_us: (realtime::thread_cpu_s() - woke_on_cpu_s) * 1e6,
+                    waits: switches.0 - woke_switches.0,
+                    preemptions: switches.1 - woke_switches.1,
+                };
+            }
             self.run.stats.ticks += 1;
         }
         exchange.recycle_up(up);

@@ -37,7 +37,7 @@ pub use server::{
     serve, Commanded, FractureSummary, FractureToFeel, Outcome, ServeInputs, ServerError,
     ServerOptions, Summary, HAPTIC_RATE_HZ,
 };
-pub use stats::{Distribution, LoopStats, SyncStats};
+pub use stats::{Distribution, LoopStats, SlowestTick, SyncStats};
 pub use view::{
     BodyPose, BodyView, ContactView, FractureView, SignalSample, ViewFeed, ViewFrame, ViewSession,
     ViewStats, SIGNAL_EVERY_TICKS,

@@ -524,6 +524,38 @@ fn clock_ticks_per_s() -> f64 {
     100.0
 }
 
+/// The calling thread's CPU time so far (s; `CLOCK_THREAD_CPUTIME_ID`, a
+/// system call of well under a microsecond and no allocation).
+pub(super) fn thread_cpu_s() -> f64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec to write to.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } != 0 {
+        return 0.0;
+    }
+    now.tv_sec as f64 + now.tv_nsec as f64 * 1e-9
+}
+
+/// The calling thread's context switches so far: (voluntary, involuntary).
+/// A voluntary one is a wait (a lock, a page fault's I/O, a sleep), an
+/// involuntary one a preemption; a host taking the CPU makes neither.
+/// `(0, 0)` where `getrusage(RUSAGE_THREAD)` does not exist.
+pub(super) fn thread_switches() -> (u64, u64) {
+    #[cfg(target_os = "linux")]
+    {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: a valid out-pointer for the calling thread's usage.
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) } == 0 {
+            // SAFETY: getrusage succeeded and wrote the struct.
+            let usage = unsafe { usage.assume_init() };
+            return (usage.ru_nvcsw as u64, usage.ru_nivcsw as u64);
+        }
+    }
+    (0, 0)
+}
+
 /// Undoes the memory lock (the process goes on after a run).
 pub(super) fn release(report: &RealtimeReport) {
     #[cfg(target_os = "linux")]
@@ -563,8 +595,43 @@ fn current_policy() -> (String, i32) {
 
 #[cfg(test)]
 mod tests {
-    use super::{quietest_cpu, steal_ticks};
+    use super::{quietest_cpu, steal_ticks, thread_cpu_s, thread_switches};
     use proptest::prelude::*;
+
+    #[test]
+    fn thread_cpu_time_and_switches_tell_work_from_waiting() {
+        let before = thread_cpu_s();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let switches = thread_switches();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let slept_s = thread_cpu_s() - before;
+        assert!(slept_s < 0.005, "{slept_s} s of CPU while asleep for 0.1 s");
+        #[cfg(target_os = "linux")]
+        assert!(
+            thread_switches().0 > switches.0,
+            "a sleep is a voluntary switch"
+        );
+        let spin = |seconds: f64| {
+            let started = std::time::Instant::now();
+            while started.elapsed().as_secs_f64() < seconds {}
+        };
+        // Another thread's work is not this thread's.
+        let before = thread_cpu_s();
+        std::thread::spawn(move || spin(0.05)).join().unwrap();
+        let waited_s = thread_cpu_s() - before;
+        assert!(
+            waited_s < 0.005,
+            "{waited_s} s of CPU while another thread worked"
+        );
+        let started = std::time::Instant::now();
+        let before = thread_cpu_s();
+        spin(0.02);
+        let (worked_s, wall_s) = (thread_cpu_s() - before, started.elapsed().as_secs_f64());
+        assert!(
+            worked_s > 0.0 && worked_s <= wall_s + 1e-3,
+            "{worked_s} s of CPU over {wall_s} s of work"
+        );
+    }
 
     /// Minor page faults of the calling thread so far.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

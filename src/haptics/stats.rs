@@ -119,6 +119,29 @@ pub struct LoopStats {
     pub clock_lag_ms: f64,
     /// Bodies in the sub-world, largest seen.
     pub max_sub_world_bodies: usize,
+    /// The tick with the longest compute.
+    pub slowest_tick: SlowestTick,
+}
+
+/// The tick with the longest compute, and how much of it the haptic thread
+/// ran: a tick that ran about as long as it took was working (a large
+/// sub-world step), one that ran far less was off its CPU (preempted by the
+/// host or the kernel, or waiting in a page fault or on a lock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SlowestTick {
+    /// Its index from the session's start.
+    pub tick: u64,
+    /// Its compute, as in [`LoopStats::compute_us`] (µs).
+    pub compute_us: f64,
+    /// The haptic thread's CPU time over that compute (µs;
+    /// `CLOCK_THREAD_CPUTIME_ID`).
+    pub on_cpu_us: f64,
+    /// The thread's voluntary context switches in it: it waited (a lock, a
+    /// page fault's I/O).
+    pub waits: u64,
+    /// Its involuntary context switches: it was preempted. Off its CPU
+    /// with neither, the host (`host_steal`) or an interrupt had the CPU.
+    pub preemptions: u64,
 }
 
 /// Histograms the haptic thread fills.
@@ -129,6 +152,7 @@ pub(super) struct LoopRecorder {
     pub ticks: u64,
     pub clock_lag_s: f64,
     pub max_sub_world_bodies: usize,
+    pub slowest_tick: SlowestTick,
 }
 
 impl LoopRecorder {
@@ -141,6 +165,7 @@ impl LoopRecorder {
             late_over_1ms: self.lateness.count_over(1000.0),
             clock_lag_ms: self.clock_lag_s * 1e3,
             max_sub_world_bodies: self.max_sub_world_bodies,
+            slowest_tick: self.slowest_tick,
         }
     }
 }
