@@ -133,11 +133,13 @@ pub struct SlowestTick {
     pub tick: u64,
     /// Its compute, as in [`LoopStats::compute_us`] (µs).
     pub compute_us: f64,
-    /// The haptic thread's CPU time over that compute (µs;
-    /// `CLOCK_THREAD_CPUTIME_ID`).
+    /// The haptic thread's CPU time over that tick (µs;
+    /// `CLOCK_THREAD_CPUTIME_ID`). In lockstep it includes the thread's
+    /// spin waiting for the simulation's answer, which the compute leaves
+    /// out; read it against the compute in real time.
     pub on_cpu_us: f64,
     /// The thread's voluntary context switches in it: it waited (a lock, a
-    /// page fault's I/O).
+    /// page fault's I/O; in lockstep also for the simulation's answer).
     pub waits: u64,
     /// Its involuntary context switches: it was preempted. Off its CPU
     /// with neither, the host (`host_steal`) or an interrupt had the CPU.
