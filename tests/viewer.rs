@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tessera::config::{MaterialLibrary, Scene};
 use tessera::device::{sim_arm_spec, ArmModel, HandScript, SimulatedArm};
+use tessera::fracture::BasisWorker;
 use tessera::haptics::{serve, ServeInputs, ServerOptions, SessionControls, Summary, ViewFeed};
 use tessera::ui::{UiError, Viewer, ViewerOptions};
 use tessera::world::{SceneAssets, World};
@@ -35,17 +36,19 @@ fn controlled_demo(
     view: Option<Arc<ViewFeed>>,
     controls: Option<Arc<SessionControls>>,
 ) -> Summary {
-    lockstep_session("tile-strike", "tile-strikes", seconds, view, controls)
+    lockstep_session("tile-strike", "tile-strikes", seconds, view, controls, None)
 }
 
 /// The lockstep session of the shipped scene `scene` with the shipped hand
-/// `hand` over `seconds`.
+/// `hand` over `seconds`; its fragments of at least `own_bases_min_tets`
+/// intact tets, if given, get their own modal bases.
 fn lockstep_session(
     scene_name: &str,
     hand: &str,
     seconds: f64,
     view: Option<Arc<ViewFeed>>,
     controls: Option<Arc<SessionControls>>,
+    own_bases_min_tets: Option<usize>,
 ) -> Summary {
     let scene = Scene::load(&repo(&format!("configs/scenes/{scene_name}.toml"))).unwrap();
     let assets = SceneAssets::load(
@@ -56,7 +59,11 @@ fn lockstep_session(
         &|_| {},
     )
     .unwrap();
-    let world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 0, threads()).unwrap();
+    if let Some(min_tets) = own_bases_min_tets {
+        let pool = rayon::ThreadPoolBuilder::new().build().unwrap();
+        world.enable_own_bases(BasisWorker::spawn(None, pool).unwrap(), min_tets);
+    }
     let hand = HandScript::load(&repo(&format!("configs/hands/{hand}.toml")))
         .unwrap()
         .trajectory();
@@ -288,6 +295,64 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
             assert!(fractures.iter().any(|f| f["id"] == parent), "{body}");
         }
     }
+}
+
+/// The demo's first break leaves a large fragment; lockstep waits at the
+/// next sync for its own basis, and the feed says so meanwhile.
+#[test]
+fn the_feed_counts_the_fragment_analyses_a_lockstep_session_waits_for() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let feed = ViewFeed::new();
+    let done = Arc::new(AtomicBool::new(false));
+    // Polls the feed while the session runs: the wait lasts seconds.
+    let watcher = std::thread::spawn({
+        let (feed, done) = (Arc::clone(&feed), Arc::clone(&done));
+        move || {
+            let mut seen = Vec::new();
+            while !done.load(Ordering::Relaxed) {
+                let analysing = feed.analysing();
+                if seen.last() != Some(&(analysing, feed.ticks())) {
+                    seen.push((analysing, feed.ticks()));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            seen
+        }
+    });
+    let summary = lockstep_session(
+        "tile-strike",
+        "tile-strikes",
+        2.2,
+        Some(Arc::clone(&feed)),
+        None,
+        Some(tessera::world::OWN_BASIS_MIN_TETS),
+    );
+    done.store(true, Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    let split = summary
+        .fractures
+        .iter()
+        .find(|f| f.fragments >= 2)
+        .expect("the demo's tile splits before 2.2 s");
+    let waited: Vec<_> = seen
+        .iter()
+        .filter(|(analysing, _)| *analysing > 0)
+        .collect();
+    assert!(
+        !waited.is_empty(),
+        "no analysis seen after the split at {} s: {seen:?}",
+        split.time_s
+    );
+    // The session waits at the sync after the split (the scene syncs every
+    // 10 ticks), and the analyses are adopted there.
+    let split_tick = (split.time_s * 1e3).round() as u64;
+    assert!(
+        waited
+            .iter()
+            .all(|(_, tick)| (split_tick..=split_tick + 20).contains(tick)),
+        "the split at tick {split_tick}: {seen:?}"
+    );
+    assert_eq!(feed.analysing(), 0, "{seen:?}");
 }
 
 #[test]
@@ -542,7 +607,7 @@ fn stalled_and_churning_clients_leave_the_session_and_the_process_as_they_were()
     // client its scene (every surface), so the stalled client's share
     // outgrows its socket's buffers and its queue whatever one run's
     // physics sends.
-    let run = |view| lockstep_session("tile-strike", "tile-strikes", 3.0, view, None);
+    let run = |view| lockstep_session("tile-strike", "tile-strikes", 3.0, view, None, None);
     let reference = run(None);
     assert!(!reference.fractures.is_empty(), "the run breaks the tile");
     let feed = ViewFeed::new();

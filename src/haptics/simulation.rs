@@ -144,6 +144,7 @@ impl Simulation {
         }
         let time_s = up.tick as f64 * self.tick_s;
         if let Some(view) = &mut self.view {
+            view.set_analysing(&self.world);
             view.publish(&self.world, time_s, up.tick, new_events);
         }
         if let Some(log_scene) = &mut self.log_scene {

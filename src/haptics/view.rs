@@ -205,6 +205,8 @@ pub struct ViewFeed {
     finished: AtomicBool,
     late_syncs: AtomicU64,
     safety_trips: AtomicU32,
+    /// Fragments' own modal bases queued and not yet adopted.
+    analysing: AtomicU32,
     /// The scheduling the haptic thread obtained, as the status shows it.
     realtime: Mutex<String>,
     /// Called after each frame is handed over: wakes the reader
@@ -231,6 +233,7 @@ impl Default for ViewFeed {
             finished: AtomicBool::new(false),
             late_syncs: AtomicU64::new(0),
             safety_trips: AtomicU32::new(0),
+            analysing: AtomicU32::new(0),
             realtime: Mutex::default(),
             hand_over_hook: OnceLock::new(),
         }
@@ -289,6 +292,14 @@ impl ViewFeed {
         self.safety_trips.load(Ordering::Relaxed)
     }
 
+    /// Fragments whose own modal basis is being analysed, as of the last
+    /// sync ([`crate::world::World::pending_own_bases`]). A lockstep
+    /// session waits for them at its next sync, so its clock stands still
+    /// meanwhile; a real-time one goes on.
+    pub fn analysing(&self) -> u32 {
+        self.analysing.load(Ordering::Relaxed)
+    }
+
     /// The scheduling the haptic thread obtained (empty before it starts).
     pub fn realtime(&self) -> String {
         self.realtime.lock().map(|r| r.clone()).unwrap_or_default()
@@ -302,6 +313,7 @@ impl ViewFeed {
         self.ticks.store(0, Ordering::Relaxed);
         self.late_syncs.store(0, Ordering::Relaxed);
         self.safety_trips.store(0, Ordering::Relaxed);
+        self.analysing.store(0, Ordering::Relaxed);
         self.finished.store(false, Ordering::Relaxed);
         while self.signals.pop().is_some() {}
     }
@@ -427,6 +439,13 @@ impl ViewPublisher {
                 self.unsent.impacts.push((id.0, impact));
             }
         }
+    }
+
+    /// Simulation thread, after a sync's step: the fragments' analyses
+    /// queued and not yet adopted.
+    pub(super) fn set_analysing(&self, world: &World) {
+        let analysing = u32::try_from(world.pending_own_bases()).unwrap_or(u32::MAX);
+        self.feed.analysing.store(analysing, Ordering::Relaxed);
     }
 
     fn due(&self) -> bool {

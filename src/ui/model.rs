@@ -340,6 +340,7 @@ pub(super) fn status(
         "realtime": (!realtime.is_empty()).then_some(realtime),
         "late_syncs": feed.late_syncs(),
         "safety_trips": feed.safety_trips(),
+        "analysing": feed.analysing(),
         "controls": controls.is_some(),
         "paused": controls.is_some_and(|c| c.paused()),
         "speed": controls.and_then(|c| c.speed()),

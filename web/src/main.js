@@ -121,6 +121,17 @@ function receive(message) {
   }
 }
 
+// A lockstep session's clock stands still while it waits at a sync for
+// its fragments' own modal bases (seconds each).
+function sessionState(status) {
+  if (status.finished) return 'finished';
+  if (status.paused) return 'paused';
+  if (status.mode === 'lockstep' && status.analysing > 0) {
+    return `waiting for ${status.analysing} fragment ${status.analysing === 1 ? 'analysis' : 'analyses'}`;
+  }
+  return 'running';
+}
+
 function showStatus(status) {
   state.status = status;
   const rows = [
@@ -132,7 +143,8 @@ function showStatus(status) {
     ['safety trips', status.safety_trips],
     ['late syncs', status.late_syncs],
     ['viewers', status.clients],
-    ['state', status.finished ? 'finished' : status.paused ? 'paused' : 'running'],
+    ['fragment analyses', status.analysing],
+    ['state', sessionState(status)],
   ];
   statusList.replaceChildren(...rows.flatMap(([k, v]) => {
     const dt = document.createElement('dt');
