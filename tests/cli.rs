@@ -276,6 +276,12 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
     for phase in ["initiation", "propagation", "meshing", "total"] {
         assert!(json["milliseconds"][phase].is_number(), "{phase}");
     }
+    // One passing contact: its static-correction residual is one direct
+    // solve, no kept shapes.
+    assert_eq!(
+        json["residual_loads"],
+        serde_json::json!({ "solved": 1, "from_unit_shapes": 0 })
+    );
     // Glondu's Alg. 3: at most one crack per time sample by default.
     let samples = json["events"][0]["steps"].as_u64().unwrap();
     assert!(stops.len() as u64 <= samples, "{} cracks", stops.len());

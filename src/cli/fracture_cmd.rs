@@ -235,6 +235,14 @@ struct FragmentJson {
     tets: usize,
 }
 
+/// The contact loads whose static-correction residual the event solved
+/// directly, and those it formed from kept unit shapes (`fracture::Counters`).
+#[derive(Serialize, Clone, Copy)]
+struct ResidualLoads {
+    solved: u64,
+    from_unit_shapes: u64,
+}
+
 #[derive(Serialize)]
 struct Milliseconds {
     initiation: f64,
@@ -343,6 +351,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
         outcomes,
         fragments,
         milliseconds,
+        residual_loads,
     } = run_event(&mut body, &contacts, &loads, &fracture_settings, &threads);
     let repeats = pristine
         .map(|pristine| {
@@ -435,6 +444,7 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
             "bytes": body.table_bytes(),
             "cracks": cracks,
             "events": events_json(&outcomes),
+            "residual_loads": residual_loads,
             "milliseconds": milliseconds,
             "repeats": repeats,
             "fragment_event": fragment_event.as_ref().map(FragmentEvent::json),
@@ -492,6 +502,12 @@ pub fn run(args: &Args, cli: &Cli) -> anyhow::Result<()> {
                 f.triangles.len()
             );
         }
+        if residual_loads.solved + residual_loads.from_unit_shapes > 0 {
+            println!(
+                "static correction: {} load(s) solved, {} formed from kept unit shapes",
+                residual_loads.solved, residual_loads.from_unit_shapes
+            );
+        }
         print_milliseconds("milliseconds", &milliseconds);
         print_repeats(&repeats, args.cache_cold);
         if let Some(event) = &fragment_event {
@@ -521,6 +537,7 @@ struct EventRun {
     outcomes: Vec<ImpactOutcome>,
     fragments: Vec<Fragment>,
     milliseconds: Milliseconds,
+    residual_loads: ResidualLoads,
 }
 
 /// The impacts as one event, then the held loads, then the fragments'
@@ -556,6 +573,10 @@ fn run_event(
         outcomes,
         fragments,
         milliseconds,
+        residual_loads: ResidualLoads {
+            solved: counters.residual_loads_solved,
+            from_unit_shapes: counters.residual_loads_from_unit_shapes,
+        },
     }
 }
 
