@@ -680,7 +680,7 @@ fn run_realtime_reports_what_the_threads_obtained_and_changes_nothing_else() {
 }
 
 #[test]
-fn a_realtime_session_reserves_the_worlds_heap_and_reports_it() {
+fn a_realtime_session_reserves_heap_for_the_world_and_the_haptic_thread() {
     let dir = tempfile::tempdir().unwrap();
     let serve = |extra: &[&str]| {
         let mut args = vec![
@@ -699,8 +699,10 @@ fn a_realtime_session_reserves_the_worlds_heap_and_reports_it() {
         json_of(out)["realtime"].clone()
     };
     let (realtime, plain) = (serve(&[]), serve(&["--no-realtime"]));
-    // The calling thread's arena and the simulation thread's.
-    let reserved = 2 * tessera::haptics::SIMULATION_HEAP_RESERVE_BYTES;
+    // The calling thread's arena and the simulation thread's, and the
+    // haptic thread's.
+    let reserved = 2 * tessera::haptics::SIMULATION_HEAP_RESERVE_BYTES
+        + tessera::haptics::HAPTIC_HEAP_RESERVE_BYTES;
     if cfg!(all(target_os = "linux", target_env = "gnu")) {
         assert_eq!(realtime["heap_reserved_bytes"], reserved, "{realtime}");
     } else {

@@ -29,8 +29,8 @@ pub use haptic_loop::{LoopError, Notice};
 pub use keeper::{CommandGaps, DeviceKeeper, KeeperError, KeeperTicks, KeptDevice};
 pub use realtime::{
     private_arenas, reserve_heap, simulation_threads, CpuPin, HeapReserveError, HostSteal,
-    ParseCpuPinError, PinError, RealtimeReport, SimulationRealtime, KEEPER_PRIORITY,
-    SIMULATION_HEAP_RESERVE_BYTES, SIMULATION_PRIORITY,
+    ParseCpuPinError, PinError, RealtimeReport, SimulationRealtime, HAPTIC_HEAP_RESERVE_BYTES,
+    KEEPER_PRIORITY, SIMULATION_HEAP_RESERVE_BYTES, SIMULATION_PRIORITY,
 };
 pub use scaling::{Motion, Scaling, Wrench};
 pub use server::{

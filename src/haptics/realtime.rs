@@ -168,6 +168,15 @@ pub(super) fn request(
 /// then on, locked with the rest.
 pub const SIMULATION_HEAP_RESERVE_BYTES: u64 = 64 << 20;
 
+/// Heap faulted in on the haptic thread before its first tick, in its own
+/// arena ([`private_arenas`]). A new arena's heap starts small and grows
+/// by `mprotect`, which takes the process's memory map for writing and so
+/// waits behind every other thread's page faults and mappings: among
+/// eight 40k-tet tiles a tick whose allocation grew it waited 10–15 ms
+/// there (benches/README.md). The sub-world's step allocates a few small
+/// blocks a tick; this is far above what it holds at once.
+pub const HAPTIC_HEAP_RESERVE_BYTES: u64 = 16 << 20;
+
 /// The blocks the reserve is faulted in with: below
 /// [`ARENA_ALLOCATION_MAX_BYTES`], so they come from the thread's arena.
 const RESERVE_BLOCK_BYTES: usize = 1 << 20;

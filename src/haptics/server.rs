@@ -6,7 +6,10 @@ use super::controls::SessionControls;
 use super::coupling::{CouplingGains, Integration, VirtualCoupling};
 use super::haptic_loop::{HapticLoop, Latency, LoopConfig, LoopError, LoopIo, LoopRun, Notice};
 use super::log_scene::LogScene;
-use super::realtime::{self, CpuPin, HeapReserveError, HostSteal, RealtimeReport, StealSample};
+use super::realtime::{
+    self, CpuPin, HeapReserveError, HostSteal, RealtimeReport, StealSample,
+    HAPTIC_HEAP_RESERVE_BYTES, SIMULATION_HEAP_RESERVE_BYTES,
+};
 use super::scaling::Scaling;
 use super::simulation::Simulation;
 use super::stats::{LoopStats, SyncStats};
@@ -565,7 +568,7 @@ fn run_threads(
     // The world was built on this thread, and its containers grow where
     // they were allocated (glibc's realloc keeps a block's arena): both
     // this thread's arena and the simulation thread's get a reserve.
-    let caller_reserved = reserve_world_heap(want_realtime);
+    let caller_reserved = reserve_session_heap(want_realtime, SIMULATION_HEAP_RESERVE_BYTES);
     let (reserved_tx, reserved_rx) = std::sync::mpsc::channel();
     let (loop_result, realtime_report, simulation) = std::thread::scope(|scope| {
         let exchange = &exchange;
@@ -574,7 +577,10 @@ fn run_threads(
             .spawn_scoped(scope, move || {
                 // Before the first tick: faulting the reserve in takes
                 // longer than a sync period.
-                let _ = reserved_tx.send(reserve_world_heap(want_realtime));
+                let _ = reserved_tx.send(reserve_session_heap(
+                    want_realtime,
+                    SIMULATION_HEAP_RESERVE_BYTES,
+                ));
                 simulation.serve(exchange);
                 simulation
             })
@@ -586,6 +592,10 @@ fn run_threads(
         let haptic_thread = std::thread::Builder::new()
             .name("tessera-haptic".into())
             .spawn_scoped(scope, move || {
+                // Before the memory lock, which then holds these pages.
+                let heap_reserved = heap_reserved.and_then(|world| {
+                    Ok(world + reserve_session_heap(want_realtime, HAPTIC_HEAP_RESERVE_BYTES)?)
+                });
                 let report = realtime::request(want_realtime, haptic_cpu, heap_reserved);
                 haptic_loop.show_realtime(&report);
                 let result = haptic_loop.run(ticks, exchange);
@@ -631,11 +641,11 @@ fn run_threads(
     })
 }
 
-/// The world's heap reserve on the calling thread, in a real-time session
+/// A heap reserve of `bytes` on the calling thread, in a real-time session
 /// only: lockstep runs have no deadline to fault pages in before.
-fn reserve_world_heap(want_realtime: bool) -> Result<u64, HeapReserveError> {
+fn reserve_session_heap(want_realtime: bool, bytes: u64) -> Result<u64, HeapReserveError> {
     if want_realtime {
-        realtime::reserve_heap(realtime::SIMULATION_HEAP_RESERVE_BYTES)
+        realtime::reserve_heap(bytes)
     } else {
         Ok(0)
     }
