@@ -72,7 +72,6 @@ function send(message) {
 }
 
 function receive(message) {
-  view.dirty = true;
   switch (message.type) {
     case 'scene':
       state.scenes += 1;
@@ -200,12 +199,11 @@ timeline.onchange = () => {
 
 for (const [id, key] of [['show-contacts', 'contacts'], ['show-force', 'force'], ['show-ghost', 'ghost']]) {
   const box = document.getElementById(id);
-  box.onchange = () => { view.show[key] = box.checked; view.dirty = true; };
+  box.onchange = () => view.setShown(key, box.checked);
 }
 const stressBox = document.getElementById('show-stress');
 stressBox.onchange = () => {
   view.setShowStress(stressBox.checked);
-  view.dirty = true;
   document.getElementById('stress-legend').hidden = !stressBox.checked;
 };
 

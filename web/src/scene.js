@@ -48,9 +48,10 @@ export class SceneView {
     this.camera.position.set(0.6, -0.9, 0.6);
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.enableDamping = true;
-    // Drawn only when something changed (a message, a toggle, the camera):
-    // a software rasteriser drawing an unchanged scene every animation
-    // frame takes a core from the server on the same machine.
+    // Drawn only when something changed (each method below that changes
+    // what is shown sets it; the camera is read at each draw): a software
+    // rasteriser drawing an unchanged scene every animation frame takes a
+    // core from the server on the same machine.
     this.dirty = true;
 
     this.scene.add(new THREE.HemisphereLight(0xdde6f0, 0x3a3228, 0.9));
@@ -91,6 +92,7 @@ export class SceneView {
 
   // Everything from a `scene` message (also after a restart).
   reset(message) {
+    this.dirty = true;
     for (const { mesh } of this.bodies.values()) this.remove(mesh);
     this.bodies.clear();
     this.proxyId = message.status?.proxy ?? null;
@@ -154,6 +156,7 @@ export class SceneView {
     ratio.forEach((r, i) => stressColour(r, c).toArray(colours, i * 3));
     entry.mesh.geometry.setAttribute('color', new THREE.BufferAttribute(colours, 3));
     this.paint(entry);
+    this.dirty = true;
   }
 
   // The stress map on a body that has one, when shown; its own colour otherwise.
@@ -172,6 +175,14 @@ export class SceneView {
   setShowStress(on) {
     this.show.stress = on;
     for (const entry of this.bodies.values()) this.paint(entry);
+    this.dirty = true;
+  }
+
+  // Shows or hides the contacts, the force arrow or the ghost (from the
+  // next frame or sample on).
+  setShown(key, on) {
+    this.show[key] = on;
+    this.dirty = true;
   }
 
   stressBodies() {
@@ -195,6 +206,7 @@ export class SceneView {
   // A `frame` message: bodies added before those removed (a frame can
   // hold a fragment that appeared and broke again), then every pose.
   frame(message) {
+    this.dirty = true;
     for (const body of message.added) this.add(body);
     for (const id of message.removed) {
       const entry = this.bodies.get(id);
@@ -227,6 +239,7 @@ export class SceneView {
   // The newest haptic-rate sample: the ghost at the device's goal and the
   // coupling force as an arrow at the proxy.
   signal(sample) {
+    this.dirty = true;
     this.ghost.visible = this.show.ghost && this.proxyId !== null;
     this.ghost.position.set(...sample.goal_position_m);
     const force = new THREE.Vector3(...sample.coupling_force_n).negate();
