@@ -548,20 +548,27 @@ pub(super) fn thread_cpu_s() -> f64 {
     now.tv_sec as f64 + now.tv_nsec as f64 * 1e-9
 }
 
+/// The calling thread's resource usage (`getrusage(RUSAGE_THREAD)`), where
+/// it exists. A system call; no allocation.
+#[cfg(target_os = "linux")]
+fn thread_usage() -> Option<libc::rusage> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: a valid out-pointer for the calling thread's usage.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: getrusage succeeded and wrote the struct.
+    Some(unsafe { usage.assume_init() })
+}
+
 /// The calling thread's context switches so far: (voluntary, involuntary).
 /// A voluntary one is a wait (a lock, a page fault's I/O, a sleep), an
 /// involuntary one a preemption; a host taking the CPU makes neither.
 /// `(0, 0)` where `getrusage(RUSAGE_THREAD)` does not exist.
 pub(super) fn thread_switches() -> (u64, u64) {
     #[cfg(target_os = "linux")]
-    {
-        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: a valid out-pointer for the calling thread's usage.
-        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) } == 0 {
-            // SAFETY: getrusage succeeded and wrote the struct.
-            let usage = unsafe { usage.assume_init() };
-            return (usage.ru_nvcsw as u64, usage.ru_nivcsw as u64);
-        }
+    if let Some(usage) = thread_usage() {
+        return (usage.ru_nvcsw as u64, usage.ru_nivcsw as u64);
     }
     (0, 0)
 }
@@ -646,14 +653,7 @@ mod tests {
     /// Minor page faults of the calling thread so far.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn thread_page_faults() -> i64 {
-        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: a valid out-pointer for the calling thread's usage.
-        assert_eq!(
-            unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) },
-            0
-        );
-        // SAFETY: getrusage succeeded and wrote the struct.
-        unsafe { usage.assume_init() }.ru_minflt
+        super::thread_usage().expect("getrusage").ru_minflt
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
