@@ -8,6 +8,10 @@
 # SUBCOMMAND=serve in the environment runs `tessera serve` instead (give
 # it `--scene` and `--no-ui` among the flags). TESSERA_BIN=<path> runs that
 # binary instead of building this checkout's (to alternate two builds).
+# TRACE_HAPTIC=1 runs each under `perf record` (as root) and prints, after
+# its row, the haptic thread's `mprotect` calls between its first and last
+# tick and the times it blocked there (`prev_state=D` switches), with each
+# block's kernel stack (docs/haptics.md: its heap reserve).
 #
 # Per run: period error p99 and max (µs), ticks late > 100 µs and > 1 ms
 # (count and share), tick compute max (µs) with the haptic thread's CPU
@@ -36,8 +40,14 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-4s %7s %8s %9s %9s %9s %11s %9s %10s %10s %9s %12s %9s %9s %9s %10s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max on_cpu_us waits/pre late_syncs step_max rigid/solver fractures feel_mean feel_max world_mean steal_all steal_hcpu clock_lag
+trace=()
+if [[ -n "${TRACE_HAPTIC:-}" ]]; then
+    trace=(perf record -q -g -a -o "$out/perf.data"
+        -e sched:sched_switch --filter 'prev_comm == "tessera-haptic"'
+        -e syscalls:sys_enter_mprotect --)
+fi
 for i in $(seq 1 "$runs"); do
-  if ! "$bin" "${SUBCOMMAND:-demo}" --seconds "$seconds" --json "$@" >"$out/run.json" 2>"$out/stderr"; then
+  if ! "${trace[@]}" "$bin" "${SUBCOMMAND:-demo}" --seconds "$seconds" --json "$@" >"$out/run.json" 2>"$out/stderr"; then
     cat "$out/stderr" >&2
     exit 1
   fi
@@ -61,4 +71,27 @@ print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %9.0f %10s %10d %9.1f %12s %9d %9
     fmt(feel.get("mean_ms")), fmt(feel.get("max_ms")), fmt(world.get("mean_ms")),
     fmt(steal.get("all_cpus_ms")), fmt(steal.get("haptic_cpu_ms")), h["clock_lag_ms"]))
 PY
+  if [[ -n "${TRACE_HAPTIC:-}" ]]; then
+    perf script -i "$out/perf.data" 2>/dev/null | python3 -c '
+import collections, re, sys
+events = [e for e in sys.stdin.read().strip().split("\n\n") if e.strip()]
+head = lambda e: e.splitlines()[0]
+time_s = lambda e: float(re.search(r" (\d+\.\d+): ", head(e)).group(1))
+# The session haptic thread: the one that slept most (once a tick).
+sleeps = collections.Counter(re.search(r"prev_pid=(\d+)", head(e)).group(1)
+                             for e in events if "prev_state=S" in head(e))
+if not sleeps:
+    sys.exit("no haptic thread in the trace")
+pid = sleeps.most_common(1)[0][0]
+ticks = [time_s(e) for e in events if f"prev_pid={pid} " in head(e) and "prev_state=S" in head(e)]
+inside = lambda e: ticks[0] < time_s(e) < ticks[-1]
+mine = [e for e in events if head(e).split()[1] == pid and inside(e)]
+mprotects = [e for e in mine if "sys_enter_mprotect" in head(e)]
+blocked = [e for e in mine if "prev_state=D" in head(e)]
+print(f"     haptic thread {pid}: {len(mprotects)} mprotect call(s), blocked {len(blocked)} time(s) between its first and last tick")
+for e in blocked:
+    frames = [line.split()[1] for line in e.splitlines()[1:] if len(line.split()) > 1]
+    print("       blocked in " + " < ".join(frames[:8]))
+'
+  fi
 done
