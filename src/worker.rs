@@ -11,8 +11,11 @@
 //! busy threads, the simulation thread, which must answer every sync
 //! within its period, takes the CPU from them, instead of sharing it
 //! equally with a fragment's modal analysis and a fracture check's pool.
+//! Work that someone waits for can hold a [`YieldGate`], at which the
+//! threads of other work pause ([`yield_to_urgent_work`]) while it runs.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -80,6 +83,99 @@ pub(crate) fn background_pool_below(
         pool = pool.num_threads(threads);
     }
     pool.build()
+}
+
+/// Longest a thread waits at one [`yield_to_urgent_work`]: it then goes on
+/// even if urgent work still runs, so that background work is slowed by
+/// urgent work, never stopped by it.
+pub(crate) const MAX_YIELD: Duration = Duration::from_secs(1);
+
+/// Urgent work that threads of other work pause for, at their next safe
+/// point, while it runs: a lower nice value alone does not give it the
+/// machine, since the scheduler runs the other threads on the cores the
+/// urgent ones leave idle, where they still take the memory bandwidth
+/// that a fracture check's solves are bound by.
+#[derive(Debug, Default)]
+pub(crate) struct YieldGate {
+    /// Urgent jobs running: read at every safe point, without a lock.
+    running: AtomicUsize,
+    /// Taken to wait for, and to announce, the end of the last one.
+    waiting: Mutex<()>,
+    /// Notified when the last one ends.
+    cleared: Condvar,
+}
+
+/// An urgent job's hold on a [`YieldGate`], released on drop.
+pub(crate) struct UrgentWork<'a>(&'a YieldGate);
+
+impl YieldGate {
+    /// Marks an urgent job as running until the returned hold is dropped.
+    pub(crate) fn enter(&self) -> UrgentWork<'_> {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        UrgentWork(self)
+    }
+
+    /// Makes the threads of `pool` pause at [`yield_to_urgent_work`] while
+    /// urgent work holds this gate, each from when it is next free: a
+    /// thread busy now is not waited for.
+    pub(crate) fn yield_on(self: &Arc<Self>, pool: &rayon::ThreadPool) {
+        let gate = Arc::clone(self);
+        pool.spawn_broadcast(move |_| {
+            YIELDS_TO.with(|yields_to| *yields_to.borrow_mut() = Some(Arc::clone(&gate)));
+        });
+    }
+
+    /// Waits while urgent work runs, at most `longest`.
+    fn wait(&self, longest: Duration) {
+        if self.running.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let deadline = Instant::now() + longest;
+        // A unit has no invariant a panic could break.
+        let mut guard = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        while self.running.load(Ordering::SeqCst) > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            guard = self
+                .cleared
+                .wait_timeout(guard, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Drop for UrgentWork<'_> {
+    fn drop(&mut self) {
+        // Under the lock, so that a thread between its check and its wait
+        // cannot miss the notification.
+        let _guard = self.0.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        if self.0.running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.cleared.notify_all();
+        }
+    }
+}
+
+thread_local! {
+    /// The gate the calling thread yields at ([`YieldGate::yield_on`]).
+    static YIELDS_TO: std::cell::RefCell<Option<Arc<YieldGate>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A safe point of long work: if the calling thread yields to urgent work
+/// ([`YieldGate::yield_on`]) and some runs, waits until it ends (at most
+/// [`MAX_YIELD`]). Call it where the thread holds no lock another thread
+/// may need. Elsewhere it returns at once (a thread-local read and, on a
+/// yielding thread, an atomic load); what the work computes does not
+/// depend on it, only when.
+pub(crate) fn yield_to_urgent_work() {
+    YIELDS_TO.with(|gate| {
+        if let Some(gate) = gate.borrow().as_ref() {
+            gate.wait(MAX_YIELD);
+        }
+    });
 }
 
 /// How long dropping a [`Worker`] waits for the job in hand before it
@@ -559,5 +655,76 @@ mod tests {
         assert_eq!(higher.broadcast(|_| nice()), [expected]);
         // The calling thread keeps its priority.
         assert_eq!(nice(), before);
+    }
+
+    /// Runs `yield_to_urgent_work` on `pool`, reporting before and after.
+    fn yield_on_pool(
+        pool: &rayon::ThreadPool,
+    ) -> (std::sync::mpsc::Receiver<()>, std::sync::mpsc::Receiver<()>) {
+        let (arrived, arrival) = std::sync::mpsc::channel();
+        let (passed, passage) = std::sync::mpsc::channel();
+        pool.spawn(move || {
+            arrived.send(()).unwrap();
+            super::yield_to_urgent_work();
+            passed.send(()).unwrap();
+        });
+        (arrival, passage)
+    }
+
+    #[test]
+    fn threads_yielding_to_urgent_work_wait_while_it_runs_and_others_do_not() {
+        let gate = Arc::new(super::YieldGate::default());
+        let yielding = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        gate.yield_on(&yielding);
+        // Broadcasts run in order on each thread: once this one has, so has
+        // the gate's.
+        yielding.broadcast(|_| ());
+        let other = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let long = Duration::from_secs(30);
+
+        // No urgent work: the safe point passes.
+        let (arrival, passage) = yield_on_pool(&yielding);
+        arrival.recv_timeout(long).unwrap();
+        passage.recv_timeout(long).unwrap();
+
+        let urgent = gate.enter();
+        let (arrival, passage) = yield_on_pool(&yielding);
+        arrival.recv_timeout(long).unwrap();
+        // A thread of a pool that does not yield goes on meanwhile.
+        let (other_arrival, other_passage) = yield_on_pool(&other);
+        other_arrival.recv_timeout(long).unwrap();
+        other_passage.recv_timeout(long).unwrap();
+        // The yielding thread waits until the urgent work ends (here well
+        // within its longest wait).
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            passage.try_recv(),
+            Err(std::sync::mpsc::TryRecvError::Empty)
+        );
+        drop(urgent);
+        passage.recv_timeout(long).unwrap();
+    }
+
+    #[test]
+    fn a_yielding_thread_waits_for_urgent_work_at_most_its_longest_wait() {
+        let gate = Arc::new(super::YieldGate::default());
+        let yielding = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        gate.yield_on(&yielding);
+        yielding.broadcast(|_| ());
+        let _urgent = gate.enter();
+        let started = std::time::Instant::now();
+        let (arrival, passage) = yield_on_pool(&yielding);
+        arrival.recv_timeout(Duration::from_secs(30)).unwrap();
+        passage.recv_timeout(Duration::from_secs(30)).unwrap();
+        assert!(started.elapsed() >= super::MAX_YIELD);
     }
 }

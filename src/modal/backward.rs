@@ -152,6 +152,9 @@ impl BackwardSplit {
         let group = |range: Range<usize>, mut rows: MatMut<'_, f64>, offset: usize| {
             let mut gathered = Mat::<f64>::zeros(longest, rows.ncols());
             for s in range.rev() {
+                // A background check's solve makes way here for one the
+                // person waits to feel (`crate::worker::YieldGate`).
+                crate::worker::yield_to_urgent_work();
                 solve_supernode(factor, s, rows.rb_mut(), offset, above, &mut gathered);
             }
         };

@@ -333,6 +333,9 @@ impl StaticCorrection {
         let mut converged = vec![false; count];
         let known = self.known_span_part(loads, modes, eigenvalues);
         for iteration in 0..MAX_ITERATIONS {
+            // Each solve reads the whole factor: a background check makes
+            // way here for one the person waits to feel.
+            crate::worker::yield_to_urgent_work();
             if iteration == 0 {
                 next.copy_from(loads);
                 self.factor
@@ -544,6 +547,7 @@ impl StaticCorrection {
 
     /// `[R X]ᵀ M u` over the rows of chunk `chunk` (`u` holds them).
     fn chunk_products(&self, chunk: usize, u: MatRef<'_, f64>, modes: MatRef<'_, f64>) -> Mat<f64> {
+        crate::worker::yield_to_urgent_work();
         let start = chunk * PROJECT_ROWS;
         let rows = u.nrows();
         let mass = &self.mass[start..start + rows];
@@ -570,6 +574,7 @@ impl StaticCorrection {
         modes: MatRef<'_, f64>,
         coefficients: MatRef<'_, f64>,
     ) {
+        crate::worker::yield_to_urgent_work();
         let start = chunk * PROJECT_ROWS;
         let rows = u.nrows();
         let rigid = self.rigid.subrows(start, rows);

@@ -37,7 +37,7 @@ use super::breaking::{run_check, CheckPlan, CheckResult, RigidExchange};
 use super::contacts::{BodyContact, Kinematics};
 use super::{BodyId, World};
 use crate::fracture::{BreakableBody, FractureSettings};
-use crate::worker::{Lane, Worker};
+use crate::worker::{Lane, Worker, YieldGate};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -114,17 +114,25 @@ pub(super) struct DeferredBatch {
 pub struct FractureWorker {
     /// Its first lane runs the checks; the second, if any, the felt ones.
     worker: Worker<DeferredBatch, DeferredBatch>,
+    /// Held by the felt lane while it runs a batch; the first lane's pool
+    /// pauses at its safe points meanwhile.
+    felt_running: Arc<YieldGate>,
 }
 
 impl FractureWorker {
     /// Starts the thread; each batch's checks run on `threads`.
     pub fn spawn(threads: rayon::ThreadPool) -> std::io::Result<Self> {
+        let felt_running = Arc::new(YieldGate::default());
+        felt_running.yield_on(&threads);
         let worker = Worker::spawn_prioritised(
             "tessera-fracture-deferred",
-            batch_runner(threads),
+            batch_runner(threads, None),
             |batch: &DeferredBatch| batch.checks.iter().any(DeferredCheck::is_felt),
         )?;
-        Ok(Self { worker })
+        Ok(Self {
+            worker,
+            felt_running,
+        })
     }
 
     /// Adds the lane of felt checks: a second thread over the same queue,
@@ -132,9 +140,15 @@ impl FractureWorker {
     /// and, when it has none, the first batch queued for the first thread
     /// that has become felt since (the person came to wait for it). The
     /// first thread then runs its batches in submission order.
+    ///
+    /// While it runs a batch, the first thread's checks pause at their
+    /// safe points (within and between solves, `worker::yield_to_urgent_work`):
+    /// on a machine of few cores they would otherwise share the CPU and
+    /// the memory bandwidth with the check the person waits to feel.
     pub fn with_felt_lane(mut self, threads: rayon::ThreadPool) -> std::io::Result<Self> {
+        let runner = batch_runner(threads, Some(Arc::clone(&self.felt_running)));
         self.worker
-            .add_second_lane("tessera-fracture-felt", batch_runner(threads))?;
+            .add_second_lane("tessera-fracture-felt", runner)?;
         Ok(self)
     }
 
@@ -161,13 +175,19 @@ impl FractureWorker {
 }
 
 /// What a worker's thread does with a batch: its checks in parallel on
-/// `threads`, each with its pieces' own-basis jobs if the world wants them.
-fn batch_runner(threads: rayon::ThreadPool) -> impl FnMut(DeferredBatch) -> DeferredBatch {
+/// `threads`, each with its pieces' own-basis jobs if the world wants them,
+/// holding `urgent` meanwhile if given.
+fn batch_runner(
+    threads: rayon::ThreadPool,
+    urgent: Option<Arc<YieldGate>>,
+) -> impl FnMut(DeferredBatch) -> DeferredBatch {
     move |mut batch: DeferredBatch| {
+        let _urgent = urgent.as_deref().map(YieldGate::enter);
         let (settings, min_tets) = (batch.settings, batch.own_basis_min_tets);
         threads.install(|| {
             use rayon::prelude::*;
             batch.checks.par_iter_mut().for_each(|check| {
+                crate::worker::yield_to_urgent_work();
                 let Some(body) = check.body.as_mut() else {
                     return;
                 };
