@@ -671,21 +671,26 @@ mod tests {
         (arrival, passage)
     }
 
+    /// A pool of one thread, yielding to `gate` if given.
+    fn one_thread(gate: Option<&Arc<super::YieldGate>>) -> rayon::ThreadPool {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        if let Some(gate) = gate {
+            gate.yield_on(&pool);
+            // Broadcasts run in order on each thread: once this one has, so
+            // has the gate's.
+            pool.broadcast(|_| ());
+        }
+        pool
+    }
+
     #[test]
     fn threads_yielding_to_urgent_work_wait_while_it_runs_and_others_do_not() {
         let gate = Arc::new(super::YieldGate::default());
-        let yielding = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        gate.yield_on(&yielding);
-        // Broadcasts run in order on each thread: once this one has, so has
-        // the gate's.
-        yielding.broadcast(|_| ());
-        let other = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
+        let yielding = one_thread(Some(&gate));
+        let other = one_thread(None);
         let long = Duration::from_secs(30);
 
         // No urgent work: the safe point passes.
@@ -714,12 +719,7 @@ mod tests {
     #[test]
     fn a_yielding_thread_waits_for_urgent_work_at_most_its_longest_wait() {
         let gate = Arc::new(super::YieldGate::default());
-        let yielding = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        gate.yield_on(&yielding);
-        yielding.broadcast(|_| ());
+        let yielding = one_thread(Some(&gate));
         let _urgent = gate.enter();
         let started = std::time::Instant::now();
         let (arrival, passage) = yield_on_pool(&yielding);
