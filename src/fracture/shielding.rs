@@ -45,8 +45,10 @@
 //! with the closed form: the crack's own length sets the zone, and
 //! nothing is fitted. What it leaves out: the body's edges (the solution
 //! is the infinite plate's), the shear across the crack's front (mode III),
-//! and a crack that does not run through the body's thickness, which is
-//! treated as one that does over its own span there.
+//! a crack that does not run through the body's thickness, which is
+//! treated as one that does over its own span there, and a traction that
+//! varies along the crack (a radial crack under a central load is loaded
+//! near the centre only, and relieves less far than this field says).
 
 use crate::fem::voigt_of;
 use nalgebra::{Complex, Matrix3, Point3, SymmetricEigen, Vector3};
