@@ -6,10 +6,8 @@
 # longest crack over √area. Radial cracks of a plate struck at its centre
 # grow with the speed roughly as √v (Vandenberghe, Vermorel & Villermaux,
 # PRL 2013): `arms` counts the cracks crossing circles of 20 and 40 mm
-# radius round the impact on the tile's lower face (changes of fragment
-# along the circle, each point taking its nearest node's fragment from
-# `--out`'s fracture.vtu; a crack between two nodes of a coarse mesh can
-# be missed), and `arms/√v` is the arms at 40 mm over √v. `area` is the
+# radius round the impact on the tile's lower face (tools/crack_arms.py),
+# and `arms/√v` is the arms at 40 mm over √v. `area` is the
 # event's crack area and `flat` the part of it on cracks whose normal is
 # within 45° of the tile's (cm²; the energy stop's known weakness,
 # docs/fracture.md). A pattern that converges gives the same rows on
@@ -32,27 +30,15 @@ for mesh in $meshes; do
     target/release/tessera fracture --mesh "tile:0.15,0.006:$mesh" --material ceramic-tile \
       --impact "0,0,0.006:0,0,-1:1:$v" ${FLAGS:-} --pattern "$out/p.json" \
       --out "$out/pieces" --json >"$out/f.json" 2>/dev/null
-    python3 - "$mesh" "$v" "$out/p.json" "$out/pieces/fracture.vtu" "$out/f.json" <<'PY'
-import json, math, re, sys
-mesh, v, path, vtu = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+    python3 - "$mesh" "$v" "$out/p.json" "$out/f.json" \
+      "$(python3 tools/crack_arms.py "$out/pieces/fracture.vtu" 0.02 0.04)" <<'PY'
+import json, math, sys
+mesh, v, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 p = json.load(open(path))
-cracks = json.load(open(sys.argv[5]))["cracks"]
+cracks = json.load(open(sys.argv[4]))["cracks"]
 area = sum(c["area_m2"] for c in cracks) * 1e4
 flat = sum(c["area_m2"] for c in cracks if abs(c["normal"][2]) > math.sqrt(0.5)) * 1e4
-arrays = {m.group(1): m.group(2).split() for m in re.finditer(
-    r'<DataArray[^>]*Name="(\w+)"[^>]*>(.*?)</DataArray>', open(vtu).read(), re.S)}
-xyz = [float(c) for c in arrays["Points"]]
-nodes = [(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2], int(float(f)))
-         for i, f in enumerate(arrays["fragment"])]
-bottom = min(n[2] for n in nodes)
-face = [n for n in nodes if abs(n[2] - bottom) < 1e-9]
-def arms(radius, samples=720):
-    labels = []
-    for k in range(samples):
-        x, y = radius * math.cos(2 * math.pi * k / samples), radius * math.sin(2 * math.pi * k / samples)
-        labels.append(min(face, key=lambda n: (n[0] - x) ** 2 + (n[1] - y) ** 2)[3])
-    return sum(labels[k] != labels[k - 1] for k in range(samples))
-near, far = arms(0.02), arms(0.04)
+near, far = (int(a) for a in sys.argv[5].split())
 print("%-8s %6.1f %7d %5d %7d %10d %8.3f %12.3f %9s %9.2f %7.1f %6.1f" % (
     mesh, v, p["fragments"], p["gap_fragments"], len(p["crack_lengths"]),
     len(p["junction_degrees"]), p["fragment_areas"][0], max(p["crack_lengths"], default=0.0),

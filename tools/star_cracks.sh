@@ -7,9 +7,7 @@
 # 1 mm, struck by a 1 g steel impactor of 2 mm radius (their projectile is
 # a 4 mm steel cylinder; its mass is ours). `cracks` are the event's
 # cracks, `arms` the cracks crossing circles of 10 and 25 mm round the
-# impact on the lower face (changes of fragment along the circle, each
-# point taking its nearest node's fragment from `--out`'s fracture.vtu),
-# `arms/√v` the arms at 10 mm over √v. FLAGS in the environment are added
+# impact on the lower face (tools/crack_arms.py), `arms/√v` the arms at 10 mm over √v. FLAGS in the environment are added
 # to each run (e.g. FLAGS=--no-crack-shielding or FLAGS="--max-samples 128").
 #   tools/star_cracks.sh [RINGS] [SPEEDS]
 # RINGS: the disc's rings per mesh (default "20 30 45"); SPEEDS in m/s
@@ -28,25 +26,13 @@ for ring in $rings; do
     target/release/tessera fracture --mesh "plate:0.05,0.001:$ring,1" --material float-glass \
       --impact "0,0,0.001:0,0,-1:$impulse:$v" --impactor-mass 0.001 --impactor-radius 0.002 \
       ${FLAGS:-} --pattern "$out/p.json" --out "$out/pieces" --json >"$out/f.json" 2>/dev/null
-    python3 - "$ring" "$v" "$out/p.json" "$out/pieces/fracture.vtu" "$out/f.json" <<'PY'
-import json, math, re, sys
-ring, v, path, vtu = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+    python3 - "$ring" "$v" "$out/p.json" "$out/f.json" \
+      "$(python3 tools/crack_arms.py "$out/pieces/fracture.vtu" 0.01 0.025)" <<'PY'
+import json, math, sys
+ring, v, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 p = json.load(open(path))
-f = json.load(open(sys.argv[5]))
-arrays = {m.group(1): m.group(2).split() for m in re.finditer(
-    r'<DataArray[^>]*Name="(\w+)"[^>]*>(.*?)</DataArray>', open(vtu).read(), re.S)}
-xyz = [float(c) for c in arrays["Points"]]
-nodes = [(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2], int(float(g)))
-         for i, g in enumerate(arrays["fragment"])]
-bottom = min(n[2] for n in nodes)
-face = [n for n in nodes if abs(n[2] - bottom) < 1e-9]
-def arms(radius, samples=720):
-    labels = []
-    for k in range(samples):
-        x, y = radius * math.cos(2 * math.pi * k / samples), radius * math.sin(2 * math.pi * k / samples)
-        labels.append(min(face, key=lambda n: (n[0] - x) ** 2 + (n[1] - y) ** 2)[3])
-    return sum(labels[k] != labels[k - 1] for k in range(samples))
-near, far = arms(0.01), arms(0.025)
+f = json.load(open(sys.argv[4]))
+near, far = (int(a) for a in sys.argv[5].split())
 print("%-6s %6.0f %7d %7d %5d %9s %8.2f %8.2f" % (
     ring, v, len(f["cracks"]), p["fragments"], p["gap_fragments"], "%d/%d" % (near, far),
     near / math.sqrt(v), f["crack_area_m2"] * 1e4))
