@@ -862,6 +862,24 @@ fn a_deferred_check_breaks_the_tile_as_inline_while_the_world_steps_on() {
         .num_threads(threads().current_num_threads())
         .build()
         .unwrap();
+    // The worker's threads wait until the world has stepped `HELD_STEPS`
+    // times with a check out, so that it does whatever the host's load:
+    // a check that came back within its own step would be adopted in it,
+    // as inline. They wait 10 s at most, so that a world that waited for
+    // its checks would fail the test rather than hang it.
+    const HELD_STEPS: usize = 5;
+    let gate = std::sync::Arc::new((std::sync::Mutex::new(true), std::sync::Condvar::new()));
+    let held = std::sync::Arc::clone(&gate);
+    pool.spawn_broadcast(move |_| {
+        let (holding, released) = &*held;
+        let holding = holding.lock().unwrap();
+        let timeout = std::time::Duration::from_secs(10);
+        drop(released.wait_timeout_while(holding, timeout, |h| *h));
+    });
+    let release = || {
+        *gate.0.lock().unwrap() = false;
+        gate.1.notify_all();
+    };
     world.defer_fractures(FractureWorker::spawn(pool).unwrap());
     let mut event = None;
     let mut whole_while_out = 0;
@@ -872,9 +890,10 @@ fn a_deferred_check_breaks_the_tile_as_inline_while_the_world_steps_on() {
             break;
         }
         if world.deferred_checks() > 0 {
-            if world.steps() > inline_event.step {
-                assert!(world.body(tile).is_some());
-                whole_while_out += 1;
+            assert!(world.body(tile).is_some());
+            whole_while_out += 1;
+            if whole_while_out == HELD_STEPS {
+                release();
             }
             // Gives the check time to run (the world steps far faster).
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -882,7 +901,7 @@ fn a_deferred_check_breaks_the_tile_as_inline_while_the_world_steps_on() {
     }
     let event = event.expect("the deferred check comes back and splits the tile");
     assert!(
-        whole_while_out > 0,
+        whole_while_out >= HELD_STEPS,
         "the world stepped while the check was out"
     );
     assert_eq!(
