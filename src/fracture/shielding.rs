@@ -49,6 +49,12 @@
 //! treated as one that does over its own span there, and a traction that
 //! varies along the crack (a radial crack under a central load is loaded
 //! near the centre only, and relieves less far than this field says).
+//! And the relief is a tensor along the crack's normal taken off the
+//! intact body's stress: after two perpendicular cracks, what is left of
+//! an equibiaxial stress has their normals for principal axes, so later
+//! cracks run parallel to them, where a struck plate's next radial crack
+//! runs between them (the stress of the cut body, which this does not
+//! solve for; docs/fracture.md, crack shielding).
 
 use crate::fem::voigt_of;
 use nalgebra::{Complex, Matrix3, Point3, SymmetricEigen, Vector3};
