@@ -7,8 +7,11 @@
 # 1 mm, struck by a 1 g steel impactor of 2 mm radius (their projectile is
 # a 4 mm steel cylinder; its mass is ours). `cracks` are the event's
 # cracks, `arms` the cracks crossing circles of 10 and 25 mm round the
-# impact on the lower face (tools/crack_arms.py), `arms/√v` the arms at 10 mm over √v. FLAGS in the environment are added
-# to each run (e.g. FLAGS=--no-crack-shielding or FLAGS="--max-samples 128").
+# impact on the lower face (tools/crack_arms.py), `arms/√v` the arms at
+# 10 mm over √v, `directions` how many directions in the disc's plane the
+# cracks run in (within 10°; a star's arms run in many, cracks parallel
+# to the first two in two). FLAGS in the environment are added to each
+# run (e.g. FLAGS=--no-crack-shielding or FLAGS="--max-samples 128").
 #   tools/star_cracks.sh [RINGS] [SPEEDS]
 # RINGS: the disc's rings per mesh (default "20 30 45"); SPEEDS in m/s
 # (default "20 40 80 120").
@@ -19,7 +22,7 @@ speeds=${2:-"20 40 80 120"}
 cargo build --release --quiet
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf "%-6s %6s %7s %7s %5s %9s %8s %8s\n" rings v_m_s cracks pieces gaps arms arms/√v area_cm2
+printf "%-6s %6s %7s %7s %5s %9s %8s %8s %10s\n" rings v_m_s cracks pieces gaps arms arms/√v area_cm2 directions
 for ring in $rings; do
   for v in $speeds; do
     impulse=$(python3 -c "print(0.001 * $v)")
@@ -33,9 +36,20 @@ ring, v, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 p = json.load(open(path))
 f = json.load(open(sys.argv[4]))
 near, far = (int(a) for a in sys.argv[5].split())
-print("%-6s %6.0f %7d %7d %5d %9s %8.2f %8.2f" % (
+# The cracks' directions in the disc's plane (each normal turned a
+# quarter, modulo 180°), grouped within 10°: a star's arms run in many,
+# cracks parallel to the first ones in two.
+directions = []
+for crack in f["cracks"]:
+    nx, ny, _ = crack["normal"]
+    if crack["elements"] == 0 or math.hypot(nx, ny) < 0.5:
+        continue
+    angle = (math.degrees(math.atan2(ny, nx)) + 90.0) % 180.0
+    if all(min(abs(angle - d), 180.0 - abs(angle - d)) > 10.0 for d in directions):
+        directions.append(angle)
+print("%-6s %6.0f %7d %7d %5d %9s %8.2f %8.2f %10d" % (
     ring, v, len(f["cracks"]), p["fragments"], p["gap_fragments"], "%d/%d" % (near, far),
-    near / math.sqrt(v), f["crack_area_m2"] * 1e4))
+    near / math.sqrt(v), f["crack_area_m2"] * 1e4, len(directions)))
 PY
     rm -rf "$out/pieces"
   done
