@@ -16,6 +16,10 @@ pub const MAX_SESSION_S: f64 = 7.0 * 24.0 * 3600.0;
 /// Most simulated steps one command may ask for (`run`, `drop`): a day
 /// at 1 kHz; a longer run is a mistake in the time step or the duration.
 pub const MAX_STEPS: u64 = 86_400_000;
+/// Longest energy length γ (Glondu eq. 3.8) a scene or option may set
+/// (m). γ is millimetres (5 mm by default); the bound catches a value in
+/// the wrong unit, with which every crack would run through its body.
+pub const MAX_ENERGY_LENGTH_M: f64 = 1.0;
 
 /// 0: not set, use the default.
 static BUDGET_BYTES: AtomicU64 = AtomicU64::new(0);

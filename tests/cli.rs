@@ -329,6 +329,8 @@ fn fracture_json_reports_fragments_cracks_and_phases() {
         &["--cracks-per-sample", "0"],
         "invalid value '0' for '--cracks-per-sample",
     );
+    // γ is millimetres; a value in another unit is refused.
+    refused(&["--energy-length", "5"], "5 m is outside (0, 1] m");
     // The continuum of the modes left out is part of the static correction.
     refused(
         &["--residual-tail", "--no-static-correction"],

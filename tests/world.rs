@@ -715,6 +715,67 @@ fn a_resting_ball_does_not_break_the_tile_and_a_high_drop_does() {
     assert!(impulse.z < -0.3, "the ball pushes the tile down: {impulse}");
 }
 
+/// The scene's `energy_length_m` and `crack_plane_energy` reach the
+/// engine of every check. γ scales the strain energy a crack's elements
+/// pay with (Glondu eq. 3.8): at 1 µm the ball's 1.5 m drop, which splits
+/// the tile, still starts cracks (initiation does not depend on γ) but
+/// each stops at its first elements, too little to split it. Paid by the
+/// traction on its plane instead of the whole density, the same drop cuts
+/// another crack area.
+#[test]
+fn the_scenes_energy_settings_decide_how_far_cracks_run() {
+    let (scene, assets) = load("tile-on-supports");
+    let drop = |scene: &Scene| {
+        drop_run(
+            scene,
+            &assets,
+            1.5,
+            1,
+            None,
+            threads(),
+            &mut Counters::default(),
+        )
+        .unwrap()
+    };
+    let whole = drop(&scene);
+    assert!(
+        whole.fragments >= 2 && whole.crack_area_m2 > 0.0,
+        "{whole:?}"
+    );
+
+    let mut short = scene.clone();
+    short.world.energy_length_m = 1e-6;
+    let short = drop(&short);
+    assert!(
+        short.fracture_events > 0
+            && short.fragments == 1
+            && short.crack_area_m2 > 0.0
+            && short.crack_area_m2 < whole.crack_area_m2,
+        "{short:?}\nagainst {whole:?}"
+    );
+
+    let mut plane = scene.clone();
+    plane.world.crack_plane_energy = true;
+    let plane = drop(&plane);
+    assert!(
+        plane.crack_area_m2 > 0.0 && plane.crack_area_m2 != whole.crack_area_m2,
+        "{plane:?}\nagainst {whole:?}"
+    );
+
+    for (value, message) in [("0.0", "outside (0, 1] m"), ("5.0", "outside (0, 1] m")] {
+        let error = parse(&format!(
+            "{BALL_ON_BOX}\n[world]\nenergy_length_m = {value}\n"
+        ))
+        .unwrap_err();
+        assert!(
+            error.contains("scenes/test.toml")
+                && error.contains("energy_length_m")
+                && error.contains(message),
+            "{error}"
+        );
+    }
+}
+
 /// The ball's landing on the tile exchanges the impulse the fracture
 /// engine computed (issue 26 §3), not the solver's one-step impulse: the
 /// ball's momentum changes by it, and it is a smooth function of the drop

@@ -8,6 +8,8 @@
 # impulse the bodies exchanged (its unloading scaled by the pair's
 # restitution) over m·v, which should be smooth in the height.
 #   tools/drop_thresholds.sh [MESH...]   (default: 24,2 40,6; tile:0.15,0.006:MESH)
+# FLAGS in the environment are added to each sweep (e.g.
+# FLAGS=--crack-plane-energy, FLAGS="--energy-length 0.002").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 meshes=("$@")
@@ -19,7 +21,7 @@ for mesh in "${meshes[@]}"; do
   sed "s/tile:0.15,0.006:24,2/tile:0.15,0.006:$mesh/" configs/scenes/tile-on-supports.toml \
     > "$out/tile-on-supports.toml"
   target/release/tessera drop --scene "$out/tile-on-supports.toml" --heights 0.05:3.0:0.05 \
-    --json 2>/dev/null | python3 -c '
+    ${FLAGS:-} --json 2>/dev/null | python3 -c '
 import json, sys
 mesh = sys.argv[1]
 runs = json.load(sys.stdin)["runs"]

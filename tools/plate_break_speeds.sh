@@ -4,6 +4,8 @@
 # (`tessera drop`), the plate's porcelain with R_c times each level; the
 # lowest height that splits the plate, and the impact speed √(2 g h).
 #   tools/plate_break_speeds.sh [LEVELS...]   (default: 0.6 0.8 1.0)
+# FLAGS in the environment are added to each sweep (e.g.
+# FLAGS=--crack-plane-energy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 levels=("$@")
@@ -23,7 +25,7 @@ body = re.sub(r"rankine_threshold_pa\s*=\s*[0-9.eE+_-]+", f"rankine_threshold_pa
 open(dst, "w").write(head + "[porcelain]" + body + ("\n[" + tail if tail else ""))
 PY
   target/release/tessera drop --scene plates-study --materials "$out/materials.toml" \
-    --heights 0.005:0.6:0.005 --json 2>/dev/null | python3 -c '
+    --heights 0.005:0.6:0.005 ${FLAGS:-} --json 2>/dev/null | python3 -c '
 import json, math, sys
 level = sys.argv[1]
 runs = json.load(sys.stdin)["runs"]

@@ -53,7 +53,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1.0)]
     pub impactor_restitution: f64,
     /// γ of Glondu eq. 3.8 (m).
-    #[arg(long, default_value_t = FractureSettings::default().energy_length_m)]
+    #[arg(long, default_value_t = FractureSettings::default().energy_length_m, value_name = "METRES",
+          value_parser = super::energy_length)]
     pub energy_length: f64,
     /// Most cracks started at one time sample of a contact (Glondu Alg. 3
     /// starts one).

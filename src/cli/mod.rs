@@ -197,6 +197,17 @@ fn session_seconds(text: &str) -> Result<f64, String> {
 }
 
 /// A time of zero or more seconds, up to a week (`fracture --rest-at`).
+/// γ of Glondu eq. 3.8 (m), within (0, [`tessera::limits::MAX_ENERGY_LENGTH_M`]].
+fn energy_length(text: &str) -> Result<f64, String> {
+    let value: f64 = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
+    let max = tessera::limits::MAX_ENERGY_LENGTH_M;
+    if value > 0.0 && value <= max {
+        Ok(value)
+    } else {
+        Err(format!("{value} m is outside (0, {max}] m"))
+    }
+}
+
 fn non_negative_seconds(text: &str) -> Result<f64, String> {
     seconds_within_a_week(text, true)
 }

@@ -118,6 +118,13 @@ pub struct DropArgs {
     /// DIR/h<HEIGHT>.json, for `tessera pattern`.
     #[arg(long, value_name = "DIR")]
     pub pattern: Option<PathBuf>,
+    /// Pay each crack by the energy its opening releases (the scene's
+    /// `crack_plane_energy = true`).
+    #[arg(long)]
+    pub crack_plane_energy: bool,
+    /// γ of Glondu eq. 3.8 (m), in place of the scene's `energy_length_m`.
+    #[arg(long, value_name = "METRES", value_parser = super::energy_length)]
+    pub energy_length: Option<f64>,
 }
 
 fn parse_heights(text: &str) -> anyhow::Result<Vec<f64>> {
@@ -175,7 +182,11 @@ pub fn drop(args: &DropArgs, cli: &Cli) -> anyhow::Result<()> {
             .with_context(|| format!("--pattern: creating {}", dir.display()))?;
     }
     let (threads, _) = tessera::haptics::simulation_threads(false)?;
-    let (scene, assets) = load_scene(&args.scene, None, cli, &threads)?;
+    let (mut scene, assets) = load_scene(&args.scene, None, cli, &threads)?;
+    scene.world.crack_plane_energy |= args.crack_plane_energy;
+    if let Some(length_m) = args.energy_length {
+        scene.world.energy_length_m = length_m;
+    }
     let bar = indicatif::ProgressBar::new(heights.len() as u64);
     let mut runs = Vec::with_capacity(heights.len());
     for &height in &heights {

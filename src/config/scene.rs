@@ -65,6 +65,15 @@ pub struct WorldSettings {
     /// (s): a pile built with gaps settles while the scene loads, not in
     /// the session's first steps. Nothing breaks while it settles.
     pub settle_s: f64,
+    /// γ of Glondu eq. 3.8 (m): a crack runs on while the strain energy
+    /// of its elements, each element's crack area times γ times its
+    /// energy density, pays for its area times G_c (docs/fracture.md,
+    /// "One fracture event", item 8).
+    pub energy_length_m: f64,
+    /// Pays each crack by the energy its opening releases (the traction
+    /// on its plane) instead of the element's whole strain-energy density
+    /// (docs/fracture.md, "One fracture event", item 8).
+    pub crack_plane_energy: bool,
 }
 
 /// The most settling a scene may ask for, in time and in steps: a
@@ -95,6 +104,8 @@ impl Default for WorldSettings {
             static_check_interval_s: 0.02,
             solver_iterations: 4,
             settle_s: 0.0,
+            energy_length_m: crate::fracture::FractureSettings::default().energy_length_m,
+            crack_plane_energy: false,
         }
     }
 }
@@ -311,6 +322,17 @@ impl Scene {
                     w.settle_s,
                     w.settle_steps(),
                     crate::limits::readable(w.time_step_s)
+                ),
+            ));
+        }
+        if !(w.energy_length_m > 0.0 && w.energy_length_m <= crate::limits::MAX_ENERGY_LENGTH_M) {
+            return Err(invalid(
+                "world",
+                "energy_length_m",
+                format!(
+                    "{} m is outside (0, {}] m",
+                    w.energy_length_m,
+                    crate::limits::MAX_ENERGY_LENGTH_M
                 ),
             ));
         }

@@ -231,6 +231,8 @@ impl World {
                 // A world checks every impact of every step; an event's
                 // peak is above the threshold, hence exact anyway.
                 exact_peak_stress: false,
+                energy_length_m: settings.energy_length_m,
+                crack_plane_energy: settings.crack_plane_energy,
                 ..FractureSettings::default()
             },
             settings,
