@@ -196,7 +196,6 @@ fn session_seconds(text: &str) -> Result<f64, String> {
     seconds_within_a_week(text, false)
 }
 
-/// A time of zero or more seconds, up to a week (`fracture --rest-at`).
 /// γ of Glondu eq. 3.8 (m), within (0, [`tessera::limits::MAX_ENERGY_LENGTH_M`]].
 fn energy_length(text: &str) -> Result<f64, String> {
     let value: f64 = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
@@ -208,6 +207,7 @@ fn energy_length(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A time of zero or more seconds, up to a week (`fracture --rest-at`).
 fn non_negative_seconds(text: &str) -> Result<f64, String> {
     seconds_within_a_week(text, true)
 }
