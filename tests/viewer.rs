@@ -18,6 +18,17 @@ use tessera::world::{SceneAssets, World};
 mod common;
 use common::threads;
 
+/// Taken by every test of this file: one test counts the process's
+/// threads, which the sessions and viewers of tests running beside it
+/// would add to.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 
 fn repo(path: &str) -> PathBuf {
@@ -155,6 +166,7 @@ fn enclosed_volume_m3(body: &Value) -> f64 {
 
 #[test]
 fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
+    let _one = one_at_a_time();
     let feed = ViewFeed::new();
     let viewer = local_viewer(&feed);
     let mut socket = connect(viewer.addr());
@@ -301,6 +313,7 @@ fn a_client_sees_the_scene_advance_and_the_fragments_of_the_break() {
 /// next sync for its own basis, and the feed says so meanwhile.
 #[test]
 fn the_feed_counts_the_fragment_analyses_a_lockstep_session_waits_for() {
+    let _one = one_at_a_time();
     use std::sync::atomic::{AtomicBool, Ordering};
     let feed = ViewFeed::new();
     let done = Arc::new(AtomicBool::new(false));
@@ -357,6 +370,7 @@ fn the_feed_counts_the_fragment_analyses_a_lockstep_session_waits_for() {
 
 #[test]
 fn malformed_and_unknown_messages_are_answered_with_errors() {
+    let _one = one_at_a_time();
     let feed = ViewFeed::new();
     let viewer = local_viewer(&feed);
     let before = get(viewer.addr(), "/api/state");
@@ -459,6 +473,7 @@ impl TcpOf for tungstenite::stream::MaybeTlsStream<TcpStream> {
 
 #[test]
 fn a_lockstep_session_pauses_steps_seeks_back_and_ends_as_if_untouched() {
+    let _one = one_at_a_time();
     let feed = ViewFeed::new();
     // Paced at real time, so the client can pause it early.
     let controls = Arc::new(SessionControls::new(Some(1.0)).unwrap());
@@ -576,6 +591,7 @@ fn a_lockstep_session_pauses_steps_seeks_back_and_ends_as_if_untouched() {
 
 #[test]
 fn a_participant_key_reaches_the_study_runner() {
+    let _one = one_at_a_time();
     let feed = ViewFeed::new();
     let controls = Arc::new(SessionControls::new(None).unwrap());
     let viewer = controlled_viewer(&feed, Some(Arc::clone(&controls)));
@@ -603,6 +619,7 @@ fn thread_count() -> usize {
 
 #[test]
 fn stalled_and_churning_clients_leave_the_session_and_the_process_as_they_were() {
+    let _one = one_at_a_time();
     // Runs on one viewer, as a study's trials are: each run sends every
     // client its scene (every surface), so the stalled client's share
     // outgrows its socket's buffers and its queue whatever one run's
@@ -680,6 +697,7 @@ fn set_receive_buffer(stream: &TcpStream, bytes: libc::c_int) {
 
 #[test]
 fn beyond_loopback_the_flag_and_then_the_token_are_required() {
+    let _one = one_at_a_time();
     let feed = ViewFeed::new();
     let any: SocketAddr = "0.0.0.0:0".parse().unwrap();
     let refused = Viewer::start(
