@@ -21,6 +21,19 @@ pub const MAX_STEPS: u64 = 86_400_000;
 /// the wrong unit, with which every crack would run through its body.
 pub const MAX_ENERGY_LENGTH_M: f64 = 1.0;
 
+/// Checks an energy length γ (m) against (0, [`MAX_ENERGY_LENGTH_M`]];
+/// the error reads `{γ} m is outside (0, 1] m`, for the caller to prefix
+/// with the file and field or the option.
+pub fn energy_length_m(gamma_m: f64) -> Result<f64, String> {
+    if gamma_m > 0.0 && gamma_m <= MAX_ENERGY_LENGTH_M {
+        Ok(gamma_m)
+    } else {
+        Err(format!(
+            "{gamma_m} m is outside (0, {MAX_ENERGY_LENGTH_M}] m"
+        ))
+    }
+}
+
 /// 0: not set, use the default.
 static BUDGET_BYTES: AtomicU64 = AtomicU64::new(0);
 

@@ -199,12 +199,7 @@ fn session_seconds(text: &str) -> Result<f64, String> {
 /// γ of Glondu eq. 3.8 (m), within (0, [`tessera::limits::MAX_ENERGY_LENGTH_M`]].
 fn energy_length(text: &str) -> Result<f64, String> {
     let value: f64 = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
-    let max = tessera::limits::MAX_ENERGY_LENGTH_M;
-    if value > 0.0 && value <= max {
-        Ok(value)
-    } else {
-        Err(format!("{value} m is outside (0, {max}] m"))
-    }
+    tessera::limits::energy_length_m(value)
 }
 
 /// A time of zero or more seconds, up to a week (`fracture --rest-at`).

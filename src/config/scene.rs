@@ -325,16 +325,8 @@ impl Scene {
                 ),
             ));
         }
-        if !(w.energy_length_m > 0.0 && w.energy_length_m <= crate::limits::MAX_ENERGY_LENGTH_M) {
-            return Err(invalid(
-                "world",
-                "energy_length_m",
-                format!(
-                    "{} m is outside (0, {}] m",
-                    w.energy_length_m,
-                    crate::limits::MAX_ENERGY_LENGTH_M
-                ),
-            ));
+        if let Err(why) = crate::limits::energy_length_m(w.energy_length_m) {
+            return Err(invalid("world", "energy_length_m", why));
         }
         if w.gravity_m_s2.iter().any(|g| !g.is_finite()) {
             return Err(invalid("world", "gravity_m_s2", "must be finite".into()));
