@@ -22,8 +22,8 @@ pub const MAX_STEPS: u64 = 86_400_000;
 pub const MAX_ENERGY_LENGTH_M: f64 = 1.0;
 
 /// Checks an energy length γ (m) against (0, [`MAX_ENERGY_LENGTH_M`]];
-/// the error reads `{γ} m is outside (0, 1] m`, for the caller to prefix
-/// with the file and field or the option.
+/// the error reads `{γ} m is outside (0, {MAX_ENERGY_LENGTH_M}] m`, for
+/// the caller to prefix with the file and field or the option.
 pub fn energy_length_m(gamma_m: f64) -> Result<f64, String> {
     if gamma_m > 0.0 && gamma_m <= MAX_ENERGY_LENGTH_M {
         Ok(gamma_m)

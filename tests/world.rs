@@ -1063,6 +1063,98 @@ fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
     assert!(world.body(tile).is_some());
 }
 
+/// Impacts on a body whose check is out wait for it and go out one at a
+/// time, the strongest first, each checked and its rigid impulses
+/// corrected; past `MAX_WAITING_IMPACTS` the weakest is never checked, and
+/// counted. A tile floating without gravity, held at rest before each
+/// strike, is struck at 2 m/s and, while that check is held, at five other
+/// speeds, the ball taken away after each.
+#[test]
+fn impacts_waiting_for_a_check_go_out_strongest_first_and_are_bounded() {
+    let scene = parse(
+        r#"
+[world]
+z_fact = 0.1
+time_step_s = 0.001
+modes = 20
+gravity_m_s2 = [0.0, 0.0, 0.0]
+
+[[body]]
+name = "tile"
+kind = "dynamic"
+shape = { type = "tet-mesh", mesh = "tile:0.15,0.006:12,1" }
+material = "ceramic-tile"
+
+[[body]]
+name = "ball"
+kind = "dynamic"
+shape = { type = "sphere", radius_m = 0.0125 }
+material = "steel"
+mass_kg = 0.110
+position_m = [0.5, 0.0, 0.0]
+restitution = 0.5
+ccd = true
+"#,
+    )
+    .unwrap();
+    let assets = assets_of(&scene).unwrap();
+    let mut world = World::from_scene(&scene, &assets, 1, threads()).unwrap();
+    let (ball, tile) = (world.find("ball").unwrap(), world.find("tile").unwrap());
+    let release = defer_to_held_worker(&mut world, false);
+    let mut counters = Counters::default();
+    // The approach speeds of the tile's impact checks, as they come back.
+    let mut back: Vec<f64> = Vec::new();
+    let step = |world: &mut World, counters: &mut Counters, back: &mut Vec<f64>| {
+        world.step(&StepInputs::default(), threads(), counters);
+        back.extend(
+            world
+                .last_impacts()
+                .iter()
+                .filter(|i| i.body == tile)
+                .map(|i| i.approach_speed_m_s),
+        );
+    };
+    assert_eq!(tessera::world::MAX_WAITING_IMPACTS, 4);
+    let speeds = [2.0, 0.6, 1.6, 1.0, 1.3, 0.8];
+    for (strike, speed) in speeds.into_iter().enumerate() {
+        let tile_pose = world.pose(tile).unwrap();
+        world.set_state(tile, &tile_pose, &Vector3::zeros(), &Vector3::zeros());
+        place_above(&mut world, ball, tile, 0.0002);
+        let ball_pose = world.pose(ball).unwrap();
+        let down = Vector3::new(0.0, 0.0, -speed);
+        world.set_state(ball, &ball_pose, &down, &Vector3::zeros());
+        step(&mut world, &mut counters, &mut back);
+        let mut away = world.pose(tile).unwrap();
+        away.translation.vector.x += 0.5;
+        world.set_state(ball, &away, &Vector3::zeros(), &Vector3::zeros());
+        assert_eq!(world.deferred_checks(), 1, "strike {strike}: one check out");
+        // The fifth waiting impact leaves out the weakest (0.6 m/s).
+        let unchecked = u64::from(strike == speeds.len() - 1);
+        assert_eq!(counters.unchecked_impacts, unchecked, "strike {strike}");
+    }
+    assert!(back.is_empty(), "{back:?}");
+    release.send(()).unwrap();
+    for _ in 0..20_000 {
+        if world.deferred_checks() == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        step(&mut world, &mut counters, &mut back);
+        assert!(world.deferred_checks() <= 1, "one check out at a time");
+    }
+    assert_eq!(world.deferred_checks(), 0, "every check came back");
+    let expected = [2.0, 1.6, 1.3, 1.0, 0.8];
+    assert_eq!(back.len(), expected.len(), "{back:?}");
+    for (speed, expected) in back.iter().zip(expected) {
+        assert!(
+            (speed - expected).abs() < 0.05,
+            "{back:?} against {expected:?}"
+        );
+    }
+    assert_eq!(counters.unchecked_impacts, 1);
+    assert!(world.events().iter().all(|e| e.fragments.is_empty()));
+}
+
 /// The tile of `tile-on-supports` struck by its ball from 2 m, stepped
 /// until it splits; the world with own bases for fragments of at least
 /// `min_tets` intact tets if given. The split's fragments.

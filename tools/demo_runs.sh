@@ -19,7 +19,8 @@
 # a tick far off its CPU with neither was the host's), late syncs, the
 # longest global step (ms; a step longer than the sync period makes a sync
 # late), the impacts checked beside the steps that exchanged the rigid
-# contact's impulses / kept the solver's in their step (docs/world.md),
+# contact's impulses / kept the solver's in their step / were never
+# checked (docs/world.md),
 # fractures, the first fracture's check (ms, from the check's start to its
 # return: the struck body's first break), the fracture-to-feel latency (mean and max ms, from a strike
 # to its fragments in the sub-world; "-" without a felt fracture), the mean
@@ -40,7 +41,7 @@ else
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-4s %7s %8s %9s %9s %9s %11s %9s %10s %10s %9s %12s %9s %9s %9s %9s %10s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max on_cpu_us waits/pre late_syncs step_max rigid/solver fractures first_ms feel_mean feel_max world_mean steal_all steal_hcpu clock_lag
+printf '%-4s %7s %8s %9s %9s %9s %11s %9s %10s %10s %9s %18s %9s %9s %9s %9s %10s %9s %9s %9s\n' run p99_us max_us late_100us late_1ms late_share compute_max on_cpu_us waits/pre late_syncs step_max rigid/solv/unch fractures first_ms feel_mean feel_max world_mean steal_all steal_hcpu clock_lag
 trace=()
 if [[ -n "${TRACE_HAPTIC:-}" ]]; then
     trace=(perf record -q -g -a -o "$out/perf.data"
@@ -64,11 +65,12 @@ fmt = lambda v: "-" if v is None else "%.0f" % v
 feel = s.get("fracture_to_feel") or {}
 world = s.get("fracture_to_world") or {}
 first = s["fractures"][0]["fracture_ms"] if s["fractures"] else None
-print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %9.0f %10s %10d %9.1f %12s %9d %9s %9s %9s %10s %9s %9s %9.1f" % (
+print("%-4s %7.0f %8.0f %9d %9d %8.4f%% %11.0f %9.0f %10s %10d %9.1f %18s %9d %9s %9s %9s %10s %9s %9s %9.1f" % (
     run, e["p99"], e["max"], h["late_over_100us"], h["late_over_1ms"], share,
     h["compute_us"]["max"], h["slowest_tick"]["on_cpu_us"],
     "%d/%d" % (h["slowest_tick"]["waits"], h["slowest_tick"]["preemptions"]), s["syncs"]["late"], s["syncs"]["global_step_ms_max"],
-    "%d/%d" % (s["syncs"]["rigid_exchanges"], s["syncs"]["solver_exchanges"]),
+    "%d/%d/%s" % (s["syncs"]["rigid_exchanges"], s["syncs"]["solver_exchanges"],
+                  s["syncs"].get("unchecked_impacts", "-")),
     len(s["fractures"]), fmt(first),
     fmt(feel.get("mean_ms")), fmt(feel.get("max_ms")), fmt(world.get("mean_ms")),
     fmt(steal.get("all_cpus_ms")), fmt(steal.get("haptic_cpu_ms")), h["clock_lag_ms"]))

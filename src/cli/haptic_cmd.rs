@@ -919,13 +919,14 @@ fn print_summary(summary: &Summary, json: bool) -> anyhow::Result<()> {
         h.max_sub_world_bodies
     );
     println!(
-        "syncs: {} ({} late); global step {:.2} ms mean, {:.2} ms max; impacts checked beside the steps: {} exchanged as rigid, {} kept the solver's impulses",
+        "syncs: {} ({} late); global step {:.2} ms mean, {:.2} ms max; impacts checked beside the steps: {} exchanged as rigid, {} kept the solver's impulses, {} never checked",
         summary.syncs.total,
         summary.syncs.late,
         summary.syncs.global_step_ms_mean,
         summary.syncs.global_step_ms_max,
         summary.syncs.rigid_exchanges,
-        summary.syncs.solver_exchanges
+        summary.syncs.solver_exchanges,
+        summary.syncs.unchecked_impacts
     );
     println!(
         "coupling: k {:.0} N/m, c {:.1} N·s/m (simulation units); peak coupling force on the device {:.1} N",

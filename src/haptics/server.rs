@@ -699,6 +699,7 @@ fn summarise(fixed: FixedSummary, ran: Ran) -> Summary {
             global_step_ms_max: simulation.counters.step_max_s * 1e3,
             rigid_exchanges: simulation.counters.rigid_exchanges,
             solver_exchanges: simulation.counters.solver_exchanges,
+            unchecked_impacts: simulation.counters.unchecked_impacts,
         },
         fractures,
         fracture_to_feel: FractureToFeel::of(&haptic_loop.fracture_feels, tick_s),

@@ -190,4 +190,7 @@ pub struct SyncStats {
     /// Such impacts whose rigid contact ran past the world's budget or its
     /// horizon: they kept the solver's impulses until their check was back.
     pub solver_exchanges: u64,
+    /// Such impacts never checked, their rigid impulses left standing
+    /// (`world::Counters::unchecked_impacts`).
+    pub unchecked_impacts: u64,
 }

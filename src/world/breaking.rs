@@ -317,7 +317,7 @@ impl World {
                 let check =
                     self.deferred_check(plan, &contacts, exchange, inputs.sub_world_members);
                 if waits {
-                    self.wait_for_check(check);
+                    counters.unchecked_impacts += self.wait_for_check(check);
                 } else {
                     out.push(check);
                 }
@@ -509,9 +509,10 @@ impl World {
     /// own checks are planned: each body takes its checked fracture body,
     /// and a body that cracked records its event and is replaced by its
     /// fragments, at its pose and with its velocity now. The contact
-    /// impulses of the check's step stood (`apply_rigid_impulses`). A body
-    /// gone meanwhile drops its check and the impact waiting for it.
-    /// Returns how many bodies cracked.
+    /// impulses of the check's step stood (`apply_rigid_impulses`). The
+    /// next impact waiting for the check then goes out; a body gone or
+    /// split drops those waiting (deferred.rs). Returns how many bodies
+    /// cracked.
     pub(super) fn finish_deferred_checks(
         &mut self,
         sub_world_members: &[BodyId],
@@ -519,7 +520,7 @@ impl World {
     ) -> usize {
         let mut cracked = 0;
         for check in self.take_finished_deferred() {
-            let waiting = self.take_waiting_check(check.plan.id);
+            let id = check.plan.id;
             let DeferredCheck {
                 mut plan,
                 body,
@@ -538,6 +539,7 @@ impl World {
                     .and_then(Option::as_mut)
                     .and_then(|b| b.breakable.as_mut()),
             ) else {
+                self.send_next_waiting_check(id, counters);
                 continue;
             };
             if let Some(body) = body {
@@ -569,21 +571,27 @@ impl World {
                 }
                 self.impacts.push(plan.impact_check(&result.outcome));
             }
-            let id = plan.id;
             if let Some(times) = self.finish_check(&contacts, before, (time_s, step), plan, result)
             {
                 counters.events.push(times);
                 cracked += 1;
             }
-            // An impact that came while the check was out goes out now,
-            // with the body as the check left it, unless it split.
-            if let Some(waiting) = waiting {
-                if self.body(id).is_some_and(|b| b.breakable.is_some()) {
-                    self.submit_deferred(vec![waiting]);
-                }
-            }
+            self.send_next_waiting_check(id, counters);
         }
         cracked
+    }
+
+    /// Once `id`'s check is back: the next impact that came while it was
+    /// out goes out, with the body as the check left it; if the check
+    /// split the body or it is gone, those waiting are dropped.
+    fn send_next_waiting_check(&mut self, id: BodyId, counters: &mut Counters) {
+        if self.body(id).is_some_and(|b| b.breakable.is_some()) {
+            if let Some(next) = self.take_waiting_check(id) {
+                self.submit_deferred(vec![next]);
+            }
+        } else {
+            counters.unchecked_impacts += self.drop_waiting_checks(id);
+        }
     }
 
     /// What one breakable body's contacts of the step call for: an impact

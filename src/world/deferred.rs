@@ -14,13 +14,16 @@
 //! gives one step's impulse to the first corner); once the check is back,
 //! the difference to the elastic contact's impulses is applied, so the
 //! bodies end with the momentum they would have inline, the vibration's
-//! share of the energy included (`World::correct_rigid_impulses`). An
-//! impact that waits and is replaced by a stronger one keeps its rigid
-//! impulses. While a body's check is
-//! out, the body takes no other: a held-load check is skipped (held loads
-//! are checked again), and an impact waits, the strongest if several, and
-//! goes out with the body as the check leaves it, unless that check split
-//! it. Checks of the bodies in the haptic sub-world, which the person
+//! share of the energy included (`World::correct_rigid_impulses`). While a
+//! body's check is out, the body takes no other: a held-load check is
+//! skipped (held loads are checked again), and an impact waits. The
+//! impacts waiting go out one at a time, each with the body as the check
+//! before it left it: the one the person holding the device waits to feel
+//! first, then the strongest, so a hard strike waits for one check at
+//! most; each then corrects its own rigid impulses. Those of a body that a
+//! check split are never checked, nor the weakest of more than
+//! [`MAX_WAITING_IMPACTS`]: their rigid impulses stand
+//! ([`Counters::unchecked_impacts`](super::Counters::unchecked_impacts)). Checks of the bodies in the haptic sub-world, which the person
 //! holding the device waits to feel, go before those of other bodies
 //! queued ahead of them, on a thread of their own if the worker has one
 //! ([`FractureWorker::with_felt_lane`]), and so does a check that such a
@@ -40,6 +43,12 @@ use crate::fracture::{BreakableBody, FractureSettings};
 use crate::worker::{Lane, Worker, YieldGate};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// Most impacts a body whose check is out keeps waiting. A tile bouncing
+/// on the floor strikes it a few times while the check of its landing runs
+/// (0.2–0.6 s for a 40k-tet tile); beyond this the weakest is not checked,
+/// so a body never falls further behind than this many checks.
+pub const MAX_WAITING_IMPACTS: usize = 4;
 
 /// One body's check handed to the worker: its plan and a copy of its
 /// fracture body, and what the world needs to finish it on return.
@@ -212,7 +221,8 @@ pub(super) struct Deferred {
     /// Bodies whose check is out, in submission order, with its `felt`.
     out: Vec<(BodyId, Arc<AtomicBool>)>,
     /// Impact checks of bodies whose check was out at the impact, at most
-    /// one per body (their `body` is replaced when they go out).
+    /// [`MAX_WAITING_IMPACTS`] per body (their `body` is copied when they
+    /// go out).
     waiting: Vec<DeferredCheck>,
 }
 
@@ -246,13 +256,15 @@ impl World {
             .is_some_and(|b| b.checking)
     }
 
-    /// Keeps the impact check `check` of a body whose check is out, in
-    /// place of a weaker one kept before (by the normal impulse of the
-    /// contacts it uses). If the person holding the device waits for it,
-    /// they wait for the check out too, which is then felt.
-    pub(super) fn wait_for_check(&mut self, check: DeferredCheck) {
+    /// Keeps the impact check `check` of a body whose check is out until
+    /// that check is back. If the person holding the device waits for it,
+    /// they wait for the check out too, which is then felt. Returns how
+    /// many impacts will not be checked: with more than
+    /// [`MAX_WAITING_IMPACTS`] waiting for the body, the one to go out
+    /// last (`going_first`).
+    pub(super) fn wait_for_check(&mut self, check: DeferredCheck) -> u64 {
         let Some(deferred) = self.deferred.as_mut() else {
-            return;
+            return 0;
         };
         let id = check.plan.id;
         if check.is_felt() {
@@ -261,18 +273,47 @@ impl World {
             }
             deferred.worker.nudge();
         }
-        match deferred.waiting.iter_mut().find(|w| w.plan.id == id) {
-            Some(kept) if kept.plan.used_impulse_n_s >= check.plan.used_impulse_n_s => {}
-            Some(kept) => *kept = check,
-            None => deferred.waiting.push(check),
+        deferred.waiting.push(check);
+        let waiting = deferred.waiting.iter().filter(|w| w.plan.id == id).count();
+        if waiting <= MAX_WAITING_IMPACTS {
+            return 0;
         }
+        let last = deferred
+            .waiting
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.plan.id == id)
+            .min_by(|(_, a), (_, b)| going_first(a, b))
+            .map(|(at, _)| at);
+        last.map_or(0, |at| {
+            deferred.waiting.remove(at);
+            1
+        })
     }
 
-    /// The impact check kept for `id` while its check was out, if any.
+    /// The impact check of `id` to go out next of those kept while its
+    /// check was out, if any (`going_first`).
     pub(super) fn take_waiting_check(&mut self, id: BodyId) -> Option<DeferredCheck> {
         let deferred = self.deferred.as_mut()?;
-        let at = deferred.waiting.iter().position(|w| w.plan.id == id)?;
-        Some(deferred.waiting.swap_remove(at))
+        let at = deferred
+            .waiting
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.plan.id == id)
+            .max_by(|(_, a), (_, b)| going_first(a, b))
+            .map(|(at, _)| at)?;
+        Some(deferred.waiting.remove(at))
+    }
+
+    /// Drops the impact checks kept for `id`, a body split or gone: their
+    /// rigid impulses stand. Returns how many.
+    pub(super) fn drop_waiting_checks(&mut self, id: BodyId) -> u64 {
+        let Some(deferred) = self.deferred.as_mut() else {
+            return 0;
+        };
+        let before = deferred.waiting.len();
+        deferred.waiting.retain(|w| w.plan.id != id);
+        (before - deferred.waiting.len()) as u64
     }
 
     /// Hands a step's planned checks to the worker; each body keeps its
@@ -350,4 +391,15 @@ impl World {
             .and_then(Option::as_mut)
             .and_then(|b| b.breakable.as_mut())
     }
+}
+
+/// Which of two impact checks waiting for one body goes out first
+/// (`Greater`: `a`): the one the person holding the device waits to feel,
+/// then the stronger (by the normal impulse of the contacts it uses), then
+/// the earlier.
+fn going_first(a: &DeferredCheck, b: &DeferredCheck) -> std::cmp::Ordering {
+    a.is_felt()
+        .cmp(&b.is_felt())
+        .then(a.plan.used_impulse_n_s.total_cmp(&b.plan.used_impulse_n_s))
+        .then(b.step.cmp(&a.step))
 }

@@ -26,7 +26,7 @@ mod units;
 pub use breaking::{FractureEvent, FractureKind, ImpactCheck};
 pub use build::{AnalysisProgress, SceneAssets, WorldError};
 pub use contacts::BodyContact;
-pub use deferred::FractureWorker;
+pub use deferred::{FractureWorker, MAX_WAITING_IMPACTS};
 pub use drop::{drop_run, place_above, DropRun, FrameOutput};
 pub use extract::Extraction;
 pub use frames::write_obj_frame;
@@ -160,6 +160,10 @@ pub struct Counters {
     /// Deferred impacts whose rigid contact ran past the world's budget or
     /// its horizon: they kept the solver's impulses in their step.
     pub solver_exchanges: u64,
+    /// Deferred impacts never checked, their rigid impulses left standing:
+    /// on a body a check split while they waited, or the last of more than
+    /// [`MAX_WAITING_IMPACTS`] waiting for one body.
+    pub unchecked_impacts: u64,
     /// Fracture checks' engine phases, summed over checks (s; the checks
     /// of a step run in parallel, so this can exceed `fracture_s`).
     pub engine: crate::fracture::Counters,
