@@ -8,7 +8,7 @@ use tessera::fracture::{BasisWorker, BreakableBody, StaticLoad};
 use tessera::modal::{analyse, EigenSettings};
 use tessera::world::{
     drop_run, place_above, Adoption, BodyContact, BodyId, Counters, FractureEvent, FractureWorker,
-    SceneAssets, StepInputs, World,
+    SceneAssets, StepInputs, World, MAX_WAITING_IMPACTS,
 };
 
 mod common;
@@ -1063,14 +1063,15 @@ fn an_impact_on_a_body_whose_check_is_out_waits_for_it() {
     assert!(world.body(tile).is_some());
 }
 
-/// Impacts on a body whose check is out wait for it and go out one at a
-/// time, the strongest first, each checked and its rigid impulses
-/// corrected; past `MAX_WAITING_IMPACTS` the weakest is never checked, and
-/// counted. A tile floating without gravity, held at rest before each
-/// strike, is struck at 2 m/s and, while that check is held, at five other
-/// speeds, the ball taken away after each.
+/// Impacts on a body whose check is out wait for it, the one the person
+/// holding the device feels first, then the strongest, as many as
+/// `MAX_WAITING_IMPACTS`; the others are never checked, and counted. A
+/// tile floating without gravity, held at rest before each strike, is
+/// struck by the ball at 2 m/s and, while that check is held, at four
+/// other speeds (the ball taken away after each) and once through the
+/// haptic sub-world, weakest of all.
 #[test]
-fn impacts_waiting_for_a_check_go_out_strongest_first_and_are_bounded() {
+fn impacts_waiting_for_a_check_go_out_felt_then_strongest_first() {
     let scene = parse(
         r#"
 [world]
@@ -1104,33 +1105,48 @@ ccd = true
     let mut counters = Counters::default();
     // The approach speeds of the tile's impact checks, as they come back.
     let mut back: Vec<f64> = Vec::new();
-    let step = |world: &mut World, counters: &mut Counters, back: &mut Vec<f64>| {
-        world.step(&StepInputs::default(), threads(), counters);
-        back.extend(
-            world
-                .last_impacts()
-                .iter()
-                .filter(|i| i.body == tile)
-                .map(|i| i.approach_speed_m_s),
-        );
-    };
-    assert_eq!(tessera::world::MAX_WAITING_IMPACTS, 4);
-    let speeds = [2.0, 0.6, 1.6, 1.0, 1.3, 0.8];
+    let step =
+        |world: &mut World, inputs: &StepInputs, counters: &mut Counters, back: &mut Vec<f64>| {
+            world.step(inputs, threads(), counters);
+            back.extend(
+                world
+                    .last_impacts()
+                    .iter()
+                    .filter(|i| i.body == tile)
+                    .map(|i| i.approach_speed_m_s),
+            );
+        };
+    // The felt strike: 0.5 m/s and a tenth of the ball's 2 m/s strike's
+    // impulse.
+    const FELT_M_S: f64 = 0.5;
+    let speeds = [2.0, 1.6, FELT_M_S, 0.6, 1.3, 1.0];
     for (strike, speed) in speeds.into_iter().enumerate() {
         let tile_pose = world.pose(tile).unwrap();
         world.set_state(tile, &tile_pose, &Vector3::zeros(), &Vector3::zeros());
-        place_above(&mut world, ball, tile, 0.0002);
-        let ball_pose = world.pose(ball).unwrap();
-        let down = Vector3::new(0.0, 0.0, -speed);
-        world.set_state(ball, &ball_pose, &down, &Vector3::zeros());
-        step(&mut world, &mut counters, &mut back);
-        let mut away = world.pose(tile).unwrap();
-        away.translation.vector.x += 0.5;
-        world.set_state(ball, &away, &Vector3::zeros(), &Vector3::zeros());
+        if speed == FELT_M_S {
+            let felt = BodyContact {
+                approach_speed_m_s: FELT_M_S,
+                impulse_n_s: 0.03,
+                ..strike_on(&world, tile, ball)
+            };
+            let inputs = StepInputs {
+                external_contacts: &[felt],
+                sub_world_members: &[tile],
+            };
+            step(&mut world, &inputs, &mut counters, &mut back);
+        } else {
+            place_above(&mut world, ball, tile, 0.0002);
+            let ball_pose = world.pose(ball).unwrap();
+            let down = Vector3::new(0.0, 0.0, -speed);
+            world.set_state(ball, &ball_pose, &down, &Vector3::zeros());
+            step(&mut world, &StepInputs::default(), &mut counters, &mut back);
+            let mut away = world.pose(tile).unwrap();
+            away.translation.vector.x += 0.5;
+            world.set_state(ball, &away, &Vector3::zeros(), &Vector3::zeros());
+        }
         assert_eq!(world.deferred_checks(), 1, "strike {strike}: one check out");
-        // The fifth waiting impact leaves out the weakest (0.6 m/s).
-        let unchecked = u64::from(strike == speeds.len() - 1);
-        assert_eq!(counters.unchecked_impacts, unchecked, "strike {strike}");
+        let waited = strike.saturating_sub(MAX_WAITING_IMPACTS) as u64;
+        assert_eq!(counters.unchecked_impacts, waited, "strike {strike}");
     }
     assert!(back.is_empty(), "{back:?}");
     release.send(()).unwrap();
@@ -1139,19 +1155,29 @@ ccd = true
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
-        step(&mut world, &mut counters, &mut back);
+        step(&mut world, &StepInputs::default(), &mut counters, &mut back);
         assert!(world.deferred_checks() <= 1, "one check out at a time");
     }
     assert_eq!(world.deferred_checks(), 0, "every check came back");
-    let expected = [2.0, 1.6, 1.3, 1.0, 0.8];
-    assert_eq!(back.len(), expected.len(), "{back:?}");
-    for (speed, expected) in back.iter().zip(expected) {
+    // The first strike, then the felt one, then the others, strongest first.
+    let mut expected = vec![speeds[0], FELT_M_S];
+    let mut others: Vec<f64> = speeds[1..]
+        .iter()
+        .copied()
+        .filter(|&s| s != FELT_M_S)
+        .collect();
+    others.sort_by(|a, b| b.total_cmp(a));
+    expected.extend(others);
+    expected.truncate(1 + MAX_WAITING_IMPACTS);
+    assert_eq!(back.len(), expected.len(), "{back:?} against {expected:?}");
+    for (speed, expected) in back.iter().zip(&expected) {
         assert!(
             (speed - expected).abs() < 0.05,
             "{back:?} against {expected:?}"
         );
     }
-    assert_eq!(counters.unchecked_impacts, 1);
+    let unchecked = speeds.len() - 1 - MAX_WAITING_IMPACTS;
+    assert_eq!(counters.unchecked_impacts, unchecked as u64);
     assert!(world.events().iter().all(|e| e.fragments.is_empty()));
 }
 

@@ -16,14 +16,14 @@
 //! bodies end with the momentum they would have inline, the vibration's
 //! share of the energy included (`World::correct_rigid_impulses`). While a
 //! body's check is out, the body takes no other: a held-load check is
-//! skipped (held loads are checked again), and an impact waits. The
-//! impacts waiting go out one at a time, each with the body as the check
-//! before it left it: the one the person holding the device waits to feel
-//! first, then the strongest, so a hard strike waits for one check at
-//! most; each then corrects its own rigid impulses. Those of a body that a
-//! check split are never checked, nor the weakest of more than
-//! [`MAX_WAITING_IMPACTS`]: their rigid impulses stand
-//! ([`Counters::unchecked_impacts`](super::Counters::unchecked_impacts)). Checks of the bodies in the haptic sub-world, which the person
+//! skipped (held loads are checked again), and an impact waits, with the
+//! body as the check left it, and then corrects its own rigid impulses.
+//! Of several, [`MAX_WAITING_IMPACTS`] wait: the one the person holding
+//! the device waits to feel, else the strongest. The others, and those of
+//! a body that a check split, are never checked: their rigid impulses
+//! stand
+//! ([`Counters::unchecked_impacts`](super::Counters::unchecked_impacts)).
+//! Checks of the bodies in the haptic sub-world, which the person
 //! holding the device waits to feel, go before those of other bodies
 //! queued ahead of them, on a thread of their own if the worker has one
 //! ([`FractureWorker::with_felt_lane`]), and so does a check that such a
@@ -44,11 +44,14 @@ use crate::worker::{Lane, Worker, YieldGate};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Most impacts a body whose check is out keeps waiting. A tile bouncing
-/// on the floor strikes it a few times while the check of its landing runs
-/// (0.2–0.6 s for a 40k-tet tile); beyond this the weakest is not checked,
-/// so a body never falls further behind than this many checks.
-pub const MAX_WAITING_IMPACTS: usize = 4;
+/// Most impacts a body whose check is out keeps waiting; past this the one
+/// to go out last (`going_first`) is not checked. A tile bouncing on the
+/// floor strikes it a few times while the check of its landing runs
+/// (0.2–0.6 s for a 40k-tet tile), and one thread runs every body's checks
+/// in turn: keeping four per body delayed the breaks of tiles no one held
+/// by seconds among eight 40k-tet tiles (benches/README.md), so a body
+/// waits for one check at most.
+pub const MAX_WAITING_IMPACTS: usize = 1;
 
 /// One body's check handed to the worker: its plan and a copy of its
 /// fracture body, and what the world needs to finish it on return.

@@ -161,8 +161,8 @@ pub struct Counters {
     /// its horizon: they kept the solver's impulses in their step.
     pub solver_exchanges: u64,
     /// Deferred impacts never checked, their rigid impulses left standing:
-    /// on a body a check split while they waited, or the last of more than
-    /// [`MAX_WAITING_IMPACTS`] waiting for one body.
+    /// on a body whose check was out, past the [`MAX_WAITING_IMPACTS`]
+    /// that wait for it, or on a body that check split.
     pub unchecked_impacts: u64,
     /// Fracture checks' engine phases, summed over checks (s; the checks
     /// of a step run in parallel, so this can exceed `fracture_s`).
