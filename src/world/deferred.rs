@@ -277,15 +277,10 @@ impl World {
             deferred.worker.nudge();
         }
         deferred.waiting.push(check);
-        let waiting = deferred.waiting.iter().filter(|w| w.plan.id == id).count();
-        if waiting <= MAX_WAITING_IMPACTS {
+        if waiting_for(&deferred.waiting, id).count() <= MAX_WAITING_IMPACTS {
             return 0;
         }
-        let last = deferred
-            .waiting
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| w.plan.id == id)
+        let last = waiting_for(&deferred.waiting, id)
             .min_by(|(_, a), (_, b)| going_first(a, b))
             .map(|(at, _)| at);
         last.map_or(0, |at| {
@@ -298,13 +293,8 @@ impl World {
     /// check was out, if any (`going_first`).
     pub(super) fn take_waiting_check(&mut self, id: BodyId) -> Option<DeferredCheck> {
         let deferred = self.deferred.as_mut()?;
-        let at = deferred
-            .waiting
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| w.plan.id == id)
-            .max_by(|(_, a), (_, b)| going_first(a, b))
-            .map(|(at, _)| at)?;
+        let (at, _) =
+            waiting_for(&deferred.waiting, id).max_by(|(_, a), (_, b)| going_first(a, b))?;
         Some(deferred.waiting.remove(at))
     }
 
@@ -394,6 +384,17 @@ impl World {
             .and_then(Option::as_mut)
             .and_then(|b| b.breakable.as_mut())
     }
+}
+
+/// The impact checks of `waiting` kept for `id`, with their indices.
+fn waiting_for(
+    waiting: &[DeferredCheck],
+    id: BodyId,
+) -> impl Iterator<Item = (usize, &DeferredCheck)> {
+    waiting
+        .iter()
+        .enumerate()
+        .filter(move |(_, w)| w.plan.id == id)
 }
 
 /// Which of two impact checks waiting for one body goes out first
