@@ -1116,8 +1116,8 @@ ccd = true
                     .map(|i| i.approach_speed_m_s),
             );
         };
-    // The felt strike: 0.5 m/s and a tenth of the ball's 2 m/s strike's
-    // impulse.
+    // The felt strike: 0.5 m/s and a tenth of `strike_on`'s impulse, the
+    // weakest of all.
     const FELT_M_S: f64 = 0.5;
     let speeds = [2.0, 1.6, FELT_M_S, 0.6, 1.3, 1.0];
     for (strike, speed) in speeds.into_iter().enumerate() {
